@@ -1,0 +1,99 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// SyncAction names one step of SyncPod.
+type SyncAction string
+
+// Sync actions, as the kubelet names them.
+const (
+	StartContainer   SyncAction = "StartContainer"
+	KillContainer    SyncAction = "KillContainer"
+	CreatePodSandbox SyncAction = "CreatePodSandbox"
+	KillPodSandbox   SyncAction = "KillPodSandbox"
+	PullImage        SyncAction = "PullImage"
+)
+
+// StepResult is the outcome of one step of SyncPod on one target (a container
+// name or a pod).
+type StepResult struct {
+	// Action is what was attempted.
+	Action SyncAction
+	// Target names what it was attempted on: a container name or the pod.
+	Target string
+	// Err is nil on success; it wraps one of the package's sentinel errors.
+	Err error
+	// Message is a human-readable explanation of Err.
+	Message string
+}
+
+// SyncResult collects the steps of one SyncPod call.
+type SyncResult struct {
+	// Steps are the steps taken, in order.
+	Steps []StepResult
+	// SyncError is an error that ended the sync before its steps ran.
+	SyncError error
+}
+
+// Add records a step.
+func (r *SyncResult) Add(action SyncAction, target string, err error, msg string) {
+	r.Steps = append(r.Steps, StepResult{Action: action, Target: target, Err: err, Message: msg})
+}
+
+// Fail records an error that ended the sync.
+func (r *SyncResult) Fail(err error) { r.SyncError = err }
+
+// Error joins every failed step and the sync error; nil when all succeeded.
+func (r *SyncResult) Error() error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range r.Steps {
+		if s.Err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", s.Action, s.Target, s.Err))
+		}
+	}
+	if r.SyncError != nil {
+		errs = append(errs, r.SyncError)
+	}
+	return errors.Join(errs...)
+}
+
+// Waiting returns the reason and message that a container should show as
+// waiting after this sync (e.g. "CrashLoopBackOff"), or "" when the last
+// step on that container succeeded.
+func (r *SyncResult) Waiting(container string) (reason, message string) {
+	if r == nil {
+		return "", ""
+	}
+	for i := len(r.Steps) - 1; i >= 0; i-- {
+		s := r.Steps[i]
+		if s.Target != container || (s.Action != StartContainer && s.Action != PullImage) {
+			continue
+		}
+		if s.Err == nil {
+			return "", ""
+		}
+		return reasonOf(s.Err), s.Message
+	}
+	return "", ""
+}
+
+func reasonOf(err error) string {
+	for _, sentinel := range []error{ErrCrashLoopBackOff, ErrImagePull, ErrImageNeverPull,
+		ErrCreateContainer, ErrRunContainer, ErrCreatePodSandbox, ErrKillContainer, ErrConfig} {
+		if errors.Is(err, sentinel) {
+			return sentinel.Error()
+		}
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, ':'); i > 0 {
+		return msg[:i]
+	}
+	return msg
+}
