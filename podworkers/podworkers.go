@@ -2,6 +2,7 @@ package podworkers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,13 +27,15 @@ type Workers interface {
 	// terminating (its containers are stopped).
 	IsPodKnownTerminated(uid types.UID) bool
 	// CouldHaveRunningContainers reports whether the pod may still have
-	// running containers: it is false only once termination has finished.
+	// running containers: it is false once termination has finished, and
+	// for unknown pods once SyncKnownPods has run.
 	CouldHaveRunningContainers(uid types.UID) bool
 	// IsPodTerminationRequested reports whether the pod is terminating or
 	// terminated.
 	IsPodTerminationRequested(uid types.UID) bool
 	// ShouldPodContentBeRemoved reports whether the pod's directories and
-	// dead containers may be removed: it is terminated and deleted.
+	// dead containers may be removed: it is terminated and deleted or
+	// evicted (or unknown once SyncKnownPods has run).
 	ShouldPodContentBeRemoved(uid types.UID) bool
 }
 
@@ -49,6 +52,12 @@ type SyncHandler interface {
 	// SyncTerminatedPod cleans up after a pod whose containers have stopped.
 	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error
 }
+
+// ErrTransient marks a sync error that should clear up soon (e.g. the pod
+// network is not ready yet): a SyncHandler wraps it (fmt.Errorf("...: %w",
+// ErrTransient)) to have the pod retried after Config.TransientRetry instead
+// of Config.BackOffPeriod.
+var ErrTransient = errors.New("transient error")
 
 // StatusCache is the part of the PLEG's pod status cache that workers read.
 type StatusCache interface {
@@ -146,7 +155,8 @@ func (s PodWorkerState) String() string {
 type PodWorkerSync struct {
 	// State is the worker's state.
 	State PodWorkerState
-	// Orphan is true when the worker has no pod spec (runtime-only pod).
+	// Orphan is true when the pod is not in the desired set passed to
+	// SyncKnownPods (always so for a runtime-only pod).
 	Orphan bool
 	// HasConfig is true when the worker has a pod spec.
 	HasConfig bool
