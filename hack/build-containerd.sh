@@ -6,10 +6,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
+need_go() {
+	command -v go >/dev/null || die "go not found in PATH: install Go (see go.mod) to build containerd and crictl"
+}
+
 build_containerd() {
 	if [ -x "$BIN_DIR/containerd" ] && [ -x "$BIN_DIR/containerd-shim-runc-v2" ] && [ -x "$BIN_DIR/ctr" ]; then
 		return
 	fi
+	need_go
 	log "building containerd v$CONTAINERD_VERSION (about 2 minutes on 2 cores)"
 	mkdir -p "$BIN_DIR"
 	local tmp
@@ -25,6 +30,7 @@ build_containerd() {
 
 build_crictl() {
 	[ -x "$CRICTL_BIN" ] && return
+	need_go
 	log "building crictl v$CRICTL_VERSION"
 	local tmp
 	tmp=$(mktemp -d)

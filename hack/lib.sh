@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # settings for the scripts that source it
 # Common settings for the hack/ scripts. Every path, socket and port is private
 # to nodekit so that a test run never collides with another containerd.
 #
@@ -18,14 +18,34 @@ BIN_DIR="$NODEKIT_CACHE/bin/containerd-$CONTAINERD_VERSION"
 CRICTL_BIN="$NODEKIT_CACHE/bin/crictl-$CRICTL_VERSION/crictl"
 IMAGE_DIR="$NODEKIT_CACHE/images"
 
+case "$NODEKIT_TEST_DIR" in
+/?*/?*) ;;
+*) printf '[hack] error: NODEKIT_TEST_DIR=%s must be an absolute path at least two levels deep\n' "$NODEKIT_TEST_DIR" >&2; exit 1 ;;
+esac
+NODEKIT_TEST_DIR=${NODEKIT_TEST_DIR%/}
+
 CD_ROOT="$NODEKIT_TEST_DIR/root"
 CD_STATE="$NODEKIT_TEST_DIR/state"
 CD_SOCK="$NODEKIT_TEST_DIR/containerd.sock"
 CD_CONFIG="$NODEKIT_TEST_DIR/config.toml"
 CD_LOG="$NODEKIT_TEST_DIR/containerd.log"
 CD_PID="$NODEKIT_TEST_DIR/containerd.pid"
+CD_TTRPC_SOCK="$NODEKIT_TEST_DIR/containerd.sock.ttrpc"
+# Shims put their sockets here (path plus 65 characters must fit in 107).
+CD_SHIM_SOCK_DIR="$NODEKIT_TEST_DIR/s"
+CD_TMP="$NODEKIT_TEST_DIR/tmp"
+CD_NAMESPACE=k8s.io
+RUNC_ROOT="$NODEKIT_TEST_DIR/runc"
+CTR_BIN="$BIN_DIR/ctr"
+CRICTL_CONFIG="$NODEKIT_TEST_DIR/crictl.yaml"
+NODEKIT_ENV_FILE="$NODEKIT_TEST_DIR/env"
 CNI_CONF_DIR="$NODEKIT_TEST_DIR/cni/net.d"
 CNI_DATA_DIR="$NODEKIT_TEST_DIR/cni/data"
+CNI_BIN_DIR=/usr/lib/cni
+# libcni keeps its result cache here (containerd offers no setting for it);
+# entries are named after the network, so the stop script removes only ours.
+CNI_CACHE_DIR=/var/lib/cni
+CNI_NETWORK=nodekit-test
 CNI_BRIDGE=nkbr0
 CNI_SUBNET=10.250.0.0/24
 # Pods run under this cgroupfs parent; the stop script removes it.
@@ -34,10 +54,58 @@ CGROUP_PARENT=nodekit-test
 # Image names the tests use; imported with a fixed tag so IfNotPresent works.
 PAUSE_IMAGE=localhost/nodekit/pause:1
 BUSYBOX_IMAGE=localhost/nodekit/busybox:1
+PAUSE_ARCHIVE="$IMAGE_DIR/pause.oci.tar"
+BUSYBOX_ARCHIVE="$IMAGE_DIR/busybox.oci.tar"
 
 log() { printf '[hack] %s\n' "$*" >&2; }
 die() { printf '[hack] error: %s\n' "$*" >&2; exit 1; }
 
 need_root() {
 	[ "$(id -u)" = 0 ] || die "$0 must run as root (containerd needs it)"
+}
+
+# cmdline_args PID fills the array ARGS with the argv of process PID (empty if
+# it is gone or a kernel thread).
+cmdline_args() {
+	ARGS=()
+	[ -r "/proc/$1/cmdline" ] || return 0
+	mapfile -d '' -t ARGS <"/proc/$1/cmdline" 2>/dev/null || ARGS=()
+}
+
+# has_flag NAME VALUE reports whether ARGS holds the flag NAME (with one or two
+# dashes) set to VALUE, as "-NAME VALUE" or "-NAME=VALUE".
+has_flag() {
+	local i n=${#ARGS[@]}
+	for ((i = 1; i < n; i++)); do
+		case "${ARGS[i]}" in
+		"-$1" | "--$1") [ $((i + 1)) -lt "$n" ] && [ "${ARGS[i + 1]}" = "$2" ] && return 0 ;;
+		"-$1=$2" | "--$1=$2") return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# private_containerd_pids prints the pids of containerd daemons started with
+# this project's config file; other containerds on the machine never match.
+private_containerd_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		cmdline_args "$p"
+		if [ "${#ARGS[@]}" -gt 0 ] && [ "${ARGS[0]##*/}" = containerd ] &&
+			{ has_flag config "$CD_CONFIG" || has_flag c "$CD_CONFIG"; }; then
+			echo "$p"
+		fi
+	done
+	return 0
+}
+
+# take_lock serialises the up and down scripts on one NODEKIT_TEST_DIR; a
+# script called by one that holds the lock inherits it.
+take_lock() {
+	[ -n "${NODEKIT_HACK_LOCKED:-}" ] && return
+	mkdir -p "$NODEKIT_TEST_DIR"
+	exec 9>"$NODEKIT_TEST_DIR/.lock"
+	flock -w 300 9 || die "another hack script holds $NODEKIT_TEST_DIR/.lock for 5 minutes"
+	export NODEKIT_HACK_LOCKED=1
 }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs every check and test nodekit has: gofmt, go vet, the unit tests (race
+# detector on), then brings up the private containerd (hack/containerd-up.sh)
+# and runs the end-to-end tests against it. Run as root.
+#
+# With CI=true an end-to-end test whose runtime could not be started fails
+# instead of skipping.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cd "$here/.."
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+[ -z "$unformatted" ] || die "gofmt would change: $unformatted"
+
+log "go vet"
+go vet ./...
+go vet -tags e2e ./...
+
+log "unit tests"
+go test -race -count=1 ./...
+
+need_root
+log "private containerd"
+bash "$here/containerd-up.sh"
+# CI leaves a clean machine; a developer keeps the warm containerd for the next run.
+if [ "${CI:-}" = true ]; then
+	trap 'bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+fi
+
+log "end-to-end tests"
+# shellcheck disable=SC1091
+. "$NODEKIT_TEST_DIR/env"
+go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/...
+log "all tests passed"
