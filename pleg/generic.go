@@ -123,6 +123,15 @@ func (g *Generic) Healthy() (bool, error) {
 	return true, nil
 }
 
+// LastRelist returns when the last completed relist began (its timestamp);
+// zero if none has completed, e.g. because Run was never called. Safe for
+// concurrent use.
+func (g *Generic) LastRelist() time.Time {
+	g.healthMu.Lock()
+	defer g.healthMu.Unlock()
+	return g.lastRelist
+}
+
 // DroppedEvents returns how many events were dropped because the event
 // channel was full. Safe for concurrent use.
 func (g *Generic) DroppedEvents() uint64 { return g.dropped.Load() }

@@ -1,0 +1,46 @@
+// Package file is the static-pod source: a directory of pod manifests (the
+// kubelet's staticPodPath), read as the kubelet's file source reads it.
+//
+// # Data flow
+//
+// [Source.Run] reads every .yaml, .yml and .json file in the directory
+// (dotfiles and subdirectories are skipped; symlinks are followed), one Pod
+// per file, and sends the resulting pods as one snapshot to the
+// sources.Mux. It then watches the directory with fsnotify and also reads it
+// in full every CheckPeriod (20s), sending a new snapshot only when the set
+// of pods changes. Bursts of events are debounced (100ms after the last
+// one), so an editor's save gives one snapshot. If the directory cannot be
+// watched (it is missing, say), the watch is retried with backoff from 1s to
+// 20s while the periodic reads go on; a missing directory means no static
+// pods, which is not an error.
+//
+// Each manifest becomes a static pod as in the kubelet (common.go's
+// applyDefaults): its name is "<metadata.name>-<lowercase node name>", its
+// namespace "default" unless set, spec.nodeName the node, and its UID (unless
+// the manifest sets one) the hex MD5 of "host:<node>", "file:<path>" and the
+// decoded pod, so editing a manifest's content gives a new UID and the agent
+// replaces the pod; the UID is also the kubernetes.io/config.hash
+// annotation. The pod tolerates every NoExecute taint, its phase is Pending,
+// and it gets the defaults the API server would apply (see setDefaults).
+//
+// Unknown and duplicate fields are logged ("Unknown field in pod manifest",
+// with the file and the field's path) and ignored; the pod still runs. A
+// manifest that does not parse or fails validation logs one error naming
+// the file and the cause, and contributes no new pod. Unlike the kubelet,
+// which drops a pod whose manifest became invalid, a broken edit keeps the
+// file's last good pod running: fixing the file replaces it, deleting the
+// file removes it. Other files are never affected. Each problem is logged
+// once per file content, not on every rescan.
+//
+// # Concurrency
+//
+// All state lives in the goroutine that calls Run; Source has no other
+// mutable state. Run blocks on sending a snapshot until the Mux takes it or
+// ctx ends.
+//
+// # Extending
+//
+// To read manifests from elsewhere (a URL, an embedded FS), write another
+// sources.Source and add it to the "sources" group; to change how manifests
+// become pods, wrap this Source's Run and rewrite the snapshots.
+package file

@@ -1,0 +1,156 @@
+package sources
+
+import (
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// store holds the last snapshot of every source, keyed by source name and
+// pod UID. It is not safe for concurrent use: only the Mux's merge loop
+// touches it.
+type store struct {
+	log  logr.Logger
+	pods map[string]map[types.UID]*corev1.Pod
+}
+
+func newStore(log logr.Logger) *store {
+	return &store{log: log, pods: map[string]map[types.UID]*corev1.Pod{}}
+}
+
+// merge replaces source's snapshot with snapshot, which it takes ownership
+// of, and returns the non-empty updates in delivery order: REMOVE, ADD,
+// UPDATE, DELETE, RECONCILE. The returned pods are deep copies. now is the
+// first-seen time stamped on new UIDs.
+func (s *store) merge(source string, snapshot []*corev1.Pod, now time.Time) []PodUpdate {
+	old := s.pods[source]
+	next := make(map[types.UID]*corev1.Pod, len(snapshot))
+	byOp := map[Op][]*corev1.Pod{}
+	names := map[string]bool{}
+	for _, pod := range snapshot {
+		if !s.admit(source, pod, next, names) {
+			continue
+		}
+		stamp(pod, source)
+		next[pod.UID] = pod
+		prev, known := old[pod.UID]
+		if !known {
+			pod.Annotations[AnnotationSeen] = now.UTC().Format(time.RFC3339Nano)
+			byOp[ADD] = append(byOp[ADD], pod)
+			continue
+		}
+		if seen, ok := prev.Annotations[AnnotationSeen]; ok {
+			pod.Annotations[AnnotationSeen] = seen
+		}
+		if op, changed := classify(prev, pod); changed {
+			byOp[op] = append(byOp[op], pod)
+		}
+	}
+	for uid, pod := range old {
+		if _, ok := next[uid]; !ok {
+			byOp[REMOVE] = append(byOp[REMOVE], pod)
+		}
+	}
+	sort.Slice(byOp[REMOVE], func(i, j int) bool {
+		return podKey(byOp[REMOVE][i]) < podKey(byOp[REMOVE][j])
+	})
+	s.pods[source] = next
+
+	var out []PodUpdate
+	for _, op := range []Op{REMOVE, ADD, UPDATE, DELETE, RECONCILE} {
+		if len(byOp[op]) == 0 {
+			continue
+		}
+		for _, pod := range byOp[op] {
+			s.log.V(2).Info("Pod changed in source", "op", op.String(), "source", source, "pod", klog.KObj(pod), "podUID", pod.UID)
+		}
+		out = append(out, PodUpdate{Op: op, Pods: copyPods(byOp[op]), Source: source})
+	}
+	return out
+}
+
+// admit drops what the kubelet would not run from one snapshot: nil pods,
+// pods without a UID, a second pod with the same UID and a second pod with
+// the same namespace/name.
+func (s *store) admit(source string, pod *corev1.Pod, seen map[types.UID]*corev1.Pod, names map[string]bool) bool {
+	switch {
+	case pod == nil:
+		return false
+	case pod.UID == "":
+		s.log.Info("Ignoring pod without UID", "source", source, "pod", klog.KObj(pod))
+		return false
+	case seen[pod.UID] != nil:
+		s.log.Info("Ignoring pod with duplicate UID", "source", source, "pod", klog.KObj(pod), "podUID", pod.UID)
+		return false
+	case names[podKey(pod)]:
+		s.log.Info("Ignoring pod with duplicate name", "source", source, "pod", klog.KObj(pod), "podUID", pod.UID)
+		return false
+	}
+	names[podKey(pod)] = true
+	return true
+}
+
+// classify compares the stored and the incoming version of one pod. A
+// semantic change (spec, labels, non-local annotations, deletion timestamp
+// or grace period) is an UPDATE, or a DELETE when the incoming pod has a
+// deletion timestamp; a status-only change is a RECONCILE.
+func classify(prev, next *corev1.Pod) (Op, bool) {
+	if differ(prev, next) {
+		if next.DeletionTimestamp != nil {
+			return DELETE, true
+		}
+		return UPDATE, true
+	}
+	if !apiequality.Semantic.DeepEqual(prev.Status, next.Status) {
+		return RECONCILE, true
+	}
+	return 0, false
+}
+
+func differ(a, b *corev1.Pod) bool {
+	return !apiequality.Semantic.DeepEqual(a.Spec, b.Spec) ||
+		!apiequality.Semantic.DeepEqual(a.Labels, b.Labels) ||
+		!apiequality.Semantic.DeepEqual(a.DeletionTimestamp, b.DeletionTimestamp) ||
+		!apiequality.Semantic.DeepEqual(a.DeletionGracePeriodSeconds, b.DeletionGracePeriodSeconds) ||
+		!apiequality.Semantic.DeepEqual(foreignAnnotations(a), foreignAnnotations(b))
+}
+
+// localAnnotation reports whether the agent itself manages the annotation,
+// so that it does not count as a change made by the source.
+func localAnnotation(key string) bool {
+	return key == AnnotationSource || key == AnnotationSeen || key == AnnotationMirror
+}
+
+func foreignAnnotations(pod *corev1.Pod) map[string]string {
+	out := make(map[string]string, len(pod.Annotations))
+	for k, v := range pod.Annotations {
+		if !localAnnotation(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func stamp(pod *corev1.Pod, source string) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[AnnotationSource] = source
+}
+
+func podKey(pod *corev1.Pod) string {
+	return pod.Namespace + "/" + pod.Name
+}
+
+func copyPods(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i, pod := range pods {
+		out[i] = pod.DeepCopy()
+	}
+	return out
+}
