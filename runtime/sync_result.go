@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // SyncAction names one step of SyncPod.
@@ -29,6 +30,9 @@ type StepResult struct {
 	Err error
 	// Message is a human-readable explanation of Err.
 	Message string
+	// RetryAfter, when set, is how long until the step may succeed (the rest
+	// of a CrashLoopBackOff); the agent syncs the pod again then.
+	RetryAfter time.Duration
 }
 
 // SyncResult collects the steps of one SyncPod call.
@@ -96,4 +100,30 @@ func reasonOf(err error) string {
 		return msg[:i]
 	}
 	return msg
+}
+
+// RetryAfter returns the shortest RetryAfter of the failed steps, or 0.
+func (r *SyncResult) RetryAfter() time.Duration {
+	var d time.Duration
+	for _, s := range r.Steps {
+		if s.Err != nil && s.RetryAfter > 0 && (d == 0 || s.RetryAfter < d) {
+			d = s.RetryAfter
+		}
+	}
+	return d
+}
+
+// OnlyBackOff reports whether every failed step is a container waiting out
+// its CrashLoopBackOff: nothing is wrong that a retry at the right time would
+// not fix.
+func (r *SyncResult) OnlyBackOff() bool {
+	if r.SyncError != nil {
+		return false
+	}
+	for _, s := range r.Steps {
+		if s.Err != nil && !errors.Is(s.Err, ErrCrashLoopBackOff) {
+			return false
+		}
+	}
+	return true
 }

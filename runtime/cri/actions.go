@@ -1,0 +1,225 @@
+package cri
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// podActions is what one SyncPod must do to bring a pod's runtime state to its
+// spec. computePodActions decides it; SyncPod carries it out.
+type podActions struct {
+	// KillPod stops every container and sandbox of the pod first.
+	KillPod bool
+	// CreateSandbox creates a new sandbox with Attempt, after KillPod.
+	CreateSandbox bool
+	// SandboxID is the existing sandbox that containers start in when no new
+	// sandbox is created.
+	SandboxID string
+	// Attempt is the sandbox attempt number (one more than the highest seen
+	// when a sandbox is recreated).
+	Attempt uint32
+	// ContainersToStart are indexes into pod.Spec.Containers.
+	ContainersToStart []int
+	// ContainersToKill maps a container ID to why it is killed.
+	ContainersToKill map[noderuntime.ContainerID]containerToKill
+}
+
+// containerToKill explains why a running container must be stopped.
+type containerToKill struct {
+	// Name is the container's name in the spec.
+	Name string
+	// Reason is a short machine-readable cause ("SpecChanged", "Unknown").
+	Reason string
+	// Message is the human-readable explanation.
+	Message string
+}
+
+// Kill reasons.
+const (
+	killReasonSpecChanged = "SpecChanged"
+	killReasonUnknown     = "Unknown"
+)
+
+// String formats the actions for logs.
+func (a podActions) String() string {
+	ids := make([]string, 0, len(a.ContainersToKill))
+	for id, k := range a.ContainersToKill {
+		ids = append(ids, k.Name+"="+id.ID)
+	}
+	sort.Strings(ids)
+	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, SandboxID: %q, Attempt: %d, ContainersToStart: %v, ContainersToKill: [%s]",
+		a.KillPod, a.CreateSandbox, a.SandboxID, a.Attempt, a.ContainersToStart, strings.Join(ids, " "))
+}
+
+// computePodActions compares pod's spec with its runtime status and returns
+// the actions that reconcile them. It is pure: no I/O, no clock.
+//
+// A changed sandbox (none, none ready, several ready, a different network
+// namespace mode, no IP) means killing the pod and creating a new sandbox
+// in which every container that the restart policy allows is started again.
+// Otherwise each container that is missing or dead is started when the
+// restart policy allows it, and each running container whose spec hash
+// changed is killed and started again. When nothing runs and nothing should
+// start, the pod is killed.
+func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus) podActions {
+	if status == nil {
+		status = &noderuntime.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	changed, attempt, sandboxID := sandboxChanged(pod, status)
+	a := podActions{
+		KillPod:           changed,
+		CreateSandbox:     changed,
+		SandboxID:         sandboxID,
+		Attempt:           attempt,
+		ContainersToStart: []int{},
+		ContainersToKill:  map[noderuntime.ContainerID]containerToKill{},
+	}
+	if changed {
+		computeSandboxRecreate(pod, status, &a)
+		return a
+	}
+	keep := 0
+	for idx := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[idx]
+		cs := status.FindContainerStatusByName(c.Name)
+		if cs == nil || cs.State != noderuntime.ContainerStateRunning {
+			if !noderuntime.ShouldContainerBeRestarted(c, pod, status) {
+				continue
+			}
+			a.ContainersToStart = append(a.ContainersToStart, idx)
+			if cs != nil && cs.State == noderuntime.ContainerStateUnknown {
+				a.ContainersToKill[cs.ID] = containerToKill{
+					Name: c.Name, Reason: killReasonUnknown,
+					Message: fmt.Sprintf("Container is in %q state, try killing it before restart", cs.State),
+				}
+			}
+			continue
+		}
+		if cs.Hash == hashContainer(c) {
+			keep++
+			continue
+		}
+		// A changed spec restarts the container whatever the restart policy.
+		a.ContainersToStart = append(a.ContainersToStart, idx)
+		a.ContainersToKill[cs.ID] = containerToKill{
+			Name: c.Name, Reason: killReasonSpecChanged,
+			Message: fmt.Sprintf("Container %s definition changed (spec hash changed), will be restarted", c.Name),
+		}
+	}
+	if keep == 0 && len(a.ContainersToStart) == 0 {
+		a.KillPod = true
+	}
+	return a
+}
+
+// computeSandboxRecreate fills the actions for a pod whose sandbox must be
+// (re)created: which containers start in the new sandbox, or no new sandbox
+// at all when the pod is done.
+func computeSandboxRecreate(pod *corev1.Pod, status *noderuntime.PodStatus, a *podActions) {
+	// Under Never, a pod whose containers already ran gets no new sandbox;
+	// the old one is only killed. With no container status at all the
+	// sandbox never got as far as a container, so creating it is retried.
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && a.Attempt != 0 && len(status.ContainerStatuses) != 0 {
+		a.CreateSandbox = false
+		return
+	}
+	var toStart []int
+	for idx := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[idx]
+		if pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && containerSucceeded(c, status) {
+			continue
+		}
+		toStart = append(toStart, idx)
+	}
+	if len(toStart) == 0 && anyContainerCreated(pod, status) {
+		a.CreateSandbox = false
+		return
+	}
+	if toStart != nil {
+		a.ContainersToStart = toStart
+	}
+}
+
+// sandboxChanged reports whether the pod needs a new sandbox, with the
+// attempt number for it and the ID of the current (newest) sandbox.
+func sandboxChanged(pod *corev1.Pod, status *noderuntime.PodStatus) (bool, uint32, string) {
+	if len(status.SandboxStatuses) == 0 {
+		return true, 0, ""
+	}
+	ready := 0
+	maxAttempt := uint32(0)
+	for _, s := range status.SandboxStatuses {
+		if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
+		maxAttempt = max(maxAttempt, s.GetMetadata().GetAttempt())
+	}
+	newest := status.SandboxStatuses[0]
+	switch {
+	case ready > 1:
+		return true, maxAttempt + 1, newest.GetId()
+	case newest.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY:
+		return true, maxAttempt + 1, newest.GetId()
+	case newest.GetLinux().GetNamespaces().GetOptions().GetNetwork() != networkMode(pod):
+		return true, maxAttempt + 1, ""
+	case !pod.Spec.HostNetwork && newest.GetNetwork() != nil && newest.GetNetwork().GetIp() == "":
+		return true, maxAttempt + 1, newest.GetId()
+	}
+	return false, maxAttempt, newest.GetId()
+}
+
+// containerSucceeded reports whether the newest instance of c exited with 0.
+func containerSucceeded(c *corev1.Container, status *noderuntime.PodStatus) bool {
+	cs := status.FindContainerStatusByName(c.Name)
+	return cs != nil && cs.State == noderuntime.ContainerStateExited && cs.ExitCode == 0
+}
+
+// anyContainerCreated reports whether any of the pod's containers has ever
+// been created.
+func anyContainerCreated(pod *corev1.Pod, status *noderuntime.PodStatus) bool {
+	for i := range pod.Spec.Containers {
+		if status.FindContainerStatusByName(pod.Spec.Containers[i].Name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// networkMode is the sandbox network namespace mode the pod asks for.
+func networkMode(pod *corev1.Pod) runtimeapi.NamespaceMode {
+	if pod.Spec.HostNetwork {
+		return runtimeapi.NamespaceMode_NODE
+	}
+	return runtimeapi.NamespaceMode_POD
+}
+
+// pidMode is the PID namespace mode: the node's, the pod's when processes
+// are shared, otherwise each container's own.
+func pidMode(pod *corev1.Pod) runtimeapi.NamespaceMode {
+	switch {
+	case pod.Spec.HostPID:
+		return runtimeapi.NamespaceMode_NODE
+	case pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace:
+		return runtimeapi.NamespaceMode_POD
+	}
+	return runtimeapi.NamespaceMode_CONTAINER
+}
+
+// ipcMode is the IPC namespace mode: the node's or the pod's.
+func ipcMode(pod *corev1.Pod) runtimeapi.NamespaceMode {
+	if pod.Spec.HostIPC {
+		return runtimeapi.NamespaceMode_NODE
+	}
+	return runtimeapi.NamespaceMode_POD
+}
+
+// namespaceOptions are the pod's namespace modes, for sandbox and containers.
+func namespaceOptions(pod *corev1.Pod) *runtimeapi.NamespaceOption {
+	return &runtimeapi.NamespaceOption{Network: networkMode(pod), Pid: pidMode(pod), Ipc: ipcMode(pod)}
+}

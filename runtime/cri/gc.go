@@ -1,0 +1,180 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// gcPod is one pod's objects as GarbageCollect sees them.
+type gcPod struct {
+	uid             types.UID
+	name, namespace string
+	containers      []*runtimeapi.Container
+	sandboxes       []*runtimeapi.PodSandbox
+}
+
+// running reports whether any container runs or any sandbox is ready.
+func (p *gcPod) running() bool {
+	for _, c := range p.containers {
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			return true
+		}
+	}
+	for _, s := range p.sandboxes {
+		if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			return true
+		}
+	}
+	return false
+}
+
+// GarbageCollect removes this instance's dead objects. For a pod that still
+// exists it removes every exited container except the newest one of each
+// name (so logs and exit codes survive), and every not-ready sandbox that no
+// container uses except the newest sandbox. For a pod for which isPodRemoved
+// returns true and in which nothing runs, it removes every container, then
+// every sandbox, then the pod's log directory. It also forgets stale
+// CrashLoopBackOff entries. The returned error joins every failure; objects
+// already gone are not errors. Safe to call concurrently with SyncPod.
+func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UID) bool) error {
+	defer m.backOff.GC()
+	pods, err := m.gcListPods(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pods {
+		if isPodRemoved(p.uid) {
+			if p.running() {
+				m.log.V(4).Info("removed pod still runs, not collecting it", "pod", podFullName(p.name, p.namespace, p.uid))
+				continue
+			}
+			errs = append(errs, m.removePod(ctx, p)...)
+			continue
+		}
+		errs = append(errs, m.evictDeadContainers(ctx, p)...)
+	}
+	return errors.Join(errs...)
+}
+
+// gcListPods lists every sandbox and container of this instance, by pod.
+func (m *Manager) gcListPods(ctx context.Context) ([]*gcPod, error) {
+	sandboxes, err := m.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: m.ownLabels()})
+	if err != nil {
+		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	containers, err := m.rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: m.ownLabels()})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	byUID := map[types.UID]*gcPod{}
+	var order []types.UID
+	get := func(labels map[string]string) *gcPod {
+		uid := podUIDOf(labels)
+		p, ok := byUID[uid]
+		if !ok {
+			p = &gcPod{uid: uid, name: labels[noderuntime.LabelPodName], namespace: labels[noderuntime.LabelPodNamespace]}
+			byUID[uid] = p
+			order = append(order, uid)
+		}
+		return p
+	}
+	for _, s := range sandboxes {
+		p := get(s.GetLabels())
+		p.sandboxes = append(p.sandboxes, s)
+	}
+	for _, c := range containers {
+		p := get(c.GetLabels())
+		p.containers = append(p.containers, c)
+	}
+	out := make([]*gcPod, 0, len(order))
+	for _, uid := range order {
+		p := byUID[uid]
+		sort.SliceStable(p.containers, func(i, j int) bool { return p.containers[i].GetCreatedAt() > p.containers[j].GetCreatedAt() })
+		sort.SliceStable(p.sandboxes, func(i, j int) bool { return p.sandboxes[i].GetCreatedAt() > p.sandboxes[j].GetCreatedAt() })
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// evictDeadContainers removes all but the newest exited container of each
+// name, then the pod's unused old sandboxes.
+func (m *Manager) evictDeadContainers(ctx context.Context, p *gcPod) []error {
+	var errs []error
+	seen := map[string]bool{}
+	inUse := map[string]bool{}
+	for _, c := range p.containers { // newest first
+		name := c.GetMetadata().GetName()
+		if c.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED || !seen[name] {
+			if c.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+				seen[name] = true
+			}
+			inUse[c.GetPodSandboxId()] = true
+			continue
+		}
+		if err := m.removeContainer(ctx, p, c); err != nil {
+			errs = append(errs, err)
+			inUse[c.GetPodSandboxId()] = true
+		}
+	}
+	for i, s := range p.sandboxes {
+		if i == 0 || inUse[s.GetId()] || s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			continue
+		}
+		if err := m.removeSandbox(ctx, p, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// removePod removes every container, every sandbox and the log directory of
+// a pod that no longer exists.
+func (m *Manager) removePod(ctx context.Context, p *gcPod) []error {
+	var errs []error
+	for _, c := range p.containers {
+		if err := m.removeContainer(ctx, p, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs // keep the sandboxes until their containers are gone
+	}
+	for _, s := range p.sandboxes {
+		if err := m.removeSandbox(ctx, p, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 && p.name != "" {
+		if err := os.RemoveAll(m.podLogDir(p.namespace, p.name, p.uid)); err != nil {
+			errs = append(errs, fmt.Errorf("remove log directory of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))
+		}
+	}
+	m.log.V(2).Info("collected removed pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
+	return errs
+}
+
+func (m *Manager) removeContainer(ctx context.Context, p *gcPod, c *runtimeapi.Container) error {
+	m.log.V(4).Info("removing dead container", "pod", podFullName(p.name, p.namespace, p.uid), "container", c.GetMetadata().GetName(), "containerID", c.GetId())
+	if err := m.rs.RemoveContainer(ctx, c.GetId()); err != nil && !crierrors.IsNotFound(err) {
+		return fmt.Errorf("remove container %q (%s) of pod %s: %w", c.GetMetadata().GetName(), c.GetId(), podFullName(p.name, p.namespace, p.uid), err)
+	}
+	return nil
+}
+
+func (m *Manager) removeSandbox(ctx context.Context, p *gcPod, s *runtimeapi.PodSandbox) error {
+	m.log.V(4).Info("removing dead sandbox", "pod", podFullName(p.name, p.namespace, p.uid), "sandbox", s.GetId())
+	if err := m.rs.RemovePodSandbox(ctx, s.GetId()); err != nil && !crierrors.IsNotFound(err) {
+		return fmt.Errorf("remove sandbox %s of pod %s: %w", s.GetId(), podFullName(p.name, p.namespace, p.uid), err)
+	}
+	return nil
+}

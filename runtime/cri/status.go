@@ -1,0 +1,219 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// GetPods lists this instance's sandboxes and containers grouped by the pod
+// UID label; with all false only ready sandboxes and running containers are
+// listed. Pods are ordered newest first, and so are each pod's sandboxes and
+// containers. The caller owns the result.
+func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, error) {
+	sbFilter := &runtimeapi.PodSandboxFilter{LabelSelector: m.ownLabels()}
+	ctFilter := &runtimeapi.ContainerFilter{LabelSelector: m.ownLabels()}
+	if !all {
+		sbFilter.State = &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}
+		ctFilter.State = &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}
+	}
+	sandboxes, err := m.rs.ListPodSandbox(ctx, sbFilter)
+	if err != nil {
+		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	containers, err := m.rs.ListContainers(ctx, ctFilter)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	pods := map[types.UID]*noderuntime.Pod{}
+	newest := map[types.UID]int64{}
+	podFor := func(labels map[string]string, createdAt int64) *noderuntime.Pod {
+		uid := podUIDOf(labels)
+		p, ok := pods[uid]
+		if !ok {
+			p = &noderuntime.Pod{ID: uid, Name: labels[noderuntime.LabelPodName], Namespace: labels[noderuntime.LabelPodNamespace]}
+			pods[uid] = p
+		}
+		newest[uid] = max(newest[uid], createdAt)
+		return p
+	}
+	for _, s := range sandboxes {
+		p := podFor(s.GetLabels(), s.GetCreatedAt())
+		p.Sandboxes = append(p.Sandboxes, m.sandboxToContainer(s))
+	}
+	for _, c := range containers {
+		p := podFor(c.GetLabels(), c.GetCreatedAt())
+		p.Containers = append(p.Containers, m.listedToContainer(c))
+	}
+	out := make([]*noderuntime.Pod, 0, len(pods))
+	for _, p := range pods {
+		sortNewestFirst(p.Sandboxes)
+		sortNewestFirst(p.Containers)
+		out = append(out, p)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if newest[out[i].ID] != newest[out[j].ID] {
+			return newest[out[i].ID] > newest[out[j].ID]
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// GetPodStatus inspects every sandbox and container of this instance that
+// carries the pod's UID, newest first, rebuilding hashes and restart counts
+// from annotations. A pod the runtime does not know gets an empty status.
+// Objects removed between the list and the inspection are skipped.
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*noderuntime.PodStatus, error) {
+	status := &noderuntime.PodStatus{ID: uid, Name: name, Namespace: namespace, TimeStamp: m.clk.Now()}
+	sel := m.ownLabels(noderuntime.LabelPodUID, string(uid))
+	sandboxes, err := m.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes of pod %s: %w", podFullName(name, namespace, uid), err)
+	}
+	sort.SliceStable(sandboxes, func(i, j int) bool { return sandboxes[i].GetCreatedAt() > sandboxes[j].GetCreatedAt() })
+	for _, s := range sandboxes {
+		resp, err := m.rs.PodSandboxStatus(ctx, s.GetId(), false)
+		if crierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("status of sandbox %s of pod %s: %w", s.GetId(), podFullName(name, namespace, uid), err)
+		}
+		if resp.GetStatus() == nil {
+			return nil, fmt.Errorf("status of sandbox %s of pod %s: runtime returned no status", s.GetId(), podFullName(name, namespace, uid))
+		}
+		if len(status.SandboxStatuses) == 0 && resp.GetStatus().GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			status.IPs = sandboxIPs(resp.GetStatus())
+		}
+		status.SandboxStatuses = append(status.SandboxStatuses, resp.GetStatus())
+	}
+	containers, err := m.rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list containers of pod %s: %w", podFullName(name, namespace, uid), err)
+	}
+	for _, c := range containers {
+		resp, err := m.rs.ContainerStatus(ctx, c.GetId(), false)
+		if crierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("status of container %s of pod %s: %w", c.GetId(), podFullName(name, namespace, uid), err)
+		}
+		if resp.GetStatus() == nil {
+			return nil, fmt.Errorf("status of container %s of pod %s: runtime returned no status", c.GetId(), podFullName(name, namespace, uid))
+		}
+		status.ContainerStatuses = append(status.ContainerStatuses, m.toContainerStatus(c, resp.GetStatus()))
+	}
+	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
+		return status.ContainerStatuses[i].CreatedAt.After(status.ContainerStatuses[j].CreatedAt)
+	})
+	return status, nil
+}
+
+// sandboxIPs returns the sandbox's primary and additional addresses.
+func sandboxIPs(s *runtimeapi.PodSandboxStatus) []string {
+	var ips []string
+	if ip := s.GetNetwork().GetIp(); ip != "" {
+		ips = append(ips, ip)
+	}
+	for _, extra := range s.GetNetwork().GetAdditionalIps() {
+		if extra.GetIp() != "" {
+			ips = append(ips, extra.GetIp())
+		}
+	}
+	return ips
+}
+
+// toContainerStatus merges a listed container (which knows its sandbox) with
+// its inspected status.
+func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.ContainerStatus) *noderuntime.ContainerStatus {
+	name := s.GetMetadata().GetName()
+	if name == "" {
+		name = s.GetLabels()[noderuntime.LabelContainerName]
+	}
+	imageID := s.GetImageId()
+	if imageID == "" {
+		imageID = s.GetImageRef()
+	}
+	return &noderuntime.ContainerStatus{
+		ID:           m.containerID(s.GetId()),
+		Name:         name,
+		State:        toState(s.GetState()),
+		CreatedAt:    fromNanos(s.GetCreatedAt()),
+		StartedAt:    fromNanos(s.GetStartedAt()),
+		FinishedAt:   fromNanos(s.GetFinishedAt()),
+		ExitCode:     int(s.GetExitCode()),
+		Image:        imageName(s.GetImage()),
+		ImageID:      imageID,
+		ImageRef:     s.GetImageRef(),
+		Hash:         parseHash(s.GetAnnotations()),
+		RestartCount: parseRestartCount(s.GetAnnotations()),
+		Reason:       s.GetReason(),
+		Message:      s.GetMessage(),
+		SandboxID:    listed.GetPodSandboxId(),
+	}
+}
+
+// listedToContainer converts a ListContainers entry.
+func (m *Manager) listedToContainer(c *runtimeapi.Container) *noderuntime.Container {
+	return &noderuntime.Container{
+		ID:        m.containerID(c.GetId()),
+		Name:      c.GetMetadata().GetName(),
+		Image:     imageName(c.GetImage()),
+		ImageID:   c.GetImageRef(),
+		Hash:      parseHash(c.GetAnnotations()),
+		State:     toState(c.GetState()),
+		CreatedAt: fromNanos(c.GetCreatedAt()),
+	}
+}
+
+// sandboxToContainer converts a ListPodSandbox entry; a ready sandbox counts
+// as running.
+func (m *Manager) sandboxToContainer(s *runtimeapi.PodSandbox) *noderuntime.Container {
+	state := noderuntime.ContainerStateExited
+	if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+		state = noderuntime.ContainerStateRunning
+	}
+	return &noderuntime.Container{ID: m.containerID(s.GetId()), State: state, CreatedAt: fromNanos(s.GetCreatedAt())}
+}
+
+// imageName prefers the image name the user wrote over the resolved ID.
+func imageName(spec *runtimeapi.ImageSpec) string {
+	if u := spec.GetUserSpecifiedImage(); u != "" {
+		return u
+	}
+	return spec.GetImage()
+}
+
+func toState(s runtimeapi.ContainerState) noderuntime.ContainerState {
+	switch s {
+	case runtimeapi.ContainerState_CONTAINER_CREATED:
+		return noderuntime.ContainerStateCreated
+	case runtimeapi.ContainerState_CONTAINER_RUNNING:
+		return noderuntime.ContainerStateRunning
+	case runtimeapi.ContainerState_CONTAINER_EXITED:
+		return noderuntime.ContainerStateExited
+	default:
+		return noderuntime.ContainerStateUnknown
+	}
+}
+
+// fromNanos converts a CRI timestamp; 0 stays the zero time.
+func fromNanos(ns int64) time.Time {
+	if ns <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func sortNewestFirst(cs []*noderuntime.Container) {
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].CreatedAt.After(cs[j].CreatedAt) })
+}
