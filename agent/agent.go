@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit/nodekit/pleg"
+	"github.com/nodekit/nodekit/podworkers"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/sources"
+)
+
+// PodConfig is where the agent's pods come from: the sources.Mux, or anything
+// that merges sources the same way.
+type PodConfig interface {
+	// Run feeds Updates until ctx ends.
+	Run(ctx context.Context) error
+	// Updates is the channel of incremental pod changes.
+	Updates() <-chan sources.PodUpdate
+	// SeenAllSources reports whether every source has sent its pods once;
+	// until then the agent treats no pod as orphaned.
+	SeenAllSources() bool
+}
+
+// WorkSource yields the pods whose periodic resync is due; podworkers.WorkQueue
+// implements it.
+type WorkSource interface {
+	// GetWork returns and forgets the UIDs whose time has come.
+	GetWork() []types.UID
+}
+
+// Agent is the sync loop: it receives pod changes, lifecycle events and
+// timer ticks, and hands each pod to its pod worker. It runs the subsystems
+// it is given.
+type Agent struct {
+	config   PodConfig
+	pleg     pleg.Interface
+	workers  podworkers.Workers
+	queue    WorkSource
+	rt       noderuntime.Runtime
+	statuses StatusStore
+	registry *Registry
+	clk      clock.WithTicker
+	log      logr.Logger
+	cfg      Config
+
+	loopTime       atomic.Int64 // unix nanos of the last sync loop iteration
+	runtimeErr     atomic.Pointer[error]
+	runtimeChecked atomic.Bool
+	mu             sync.Mutex
+	rejected       map[types.UID]bool
+	pendingStart   map[types.UID]bool   // static pods waiting for a namesake to stop
+	started        map[types.UID]string // full name of each pod handed to a worker
+	lastGC         time.Time            // used by the sync loop goroutine only
+}
+
+// Deps are the subsystems an Agent drives.
+type Deps struct {
+	Config   PodConfig
+	PLEG     pleg.Interface
+	Workers  podworkers.Workers
+	Queue    WorkSource
+	Runtime  noderuntime.Runtime
+	Statuses StatusStore
+	Registry *Registry
+}
+
+// New returns an Agent over deps. It does no I/O; Run starts everything.
+func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
+	a := &Agent{
+		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry,
+		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
+		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
+		started: map[types.UID]string{},
+	}
+	a.loopTime.Store(clk.Now().UnixNano())
+	return a
+}
+
+// Run starts the pod config, the PLEG and the pod workers, then runs the sync
+// loop until ctx ends. It returns nil on a clean stop, or the first error of
+// a subsystem that failed (which stops the others).
+func (a *Agent) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	start := func(name string, run func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ctx); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	start("pod workers", a.workers.Run)
+	start("pleg", a.pleg.Run)
+	start("pod config", a.config.Run)
+	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
+	err := a.syncLoop(ctx, errs)
+	cancel()
+	wg.Wait()
+	if err != nil {
+		a.log.Error(err, "Sync loop stopped")
+	} else {
+		a.log.Info("Sync loop stopped")
+	}
+	return err
+}
+
+func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
+	syncTicker := a.clk.NewTicker(a.cfg.SyncPeriod)
+	defer syncTicker.Stop()
+	housekeeping := a.clk.NewTicker(a.cfg.HousekeepingPeriod)
+	defer housekeeping.Stop()
+	runtimeTicker := a.clk.NewTicker(a.cfg.RuntimeCheckPeriod)
+	defer runtimeTicker.Stop()
+	a.checkRuntime(ctx)
+	for {
+		a.loopTime.Store(a.clk.Now().UnixNano())
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errs:
+			return err
+		case u := <-a.config.Updates():
+			a.dispatch(u)
+		case e := <-a.pleg.Watch():
+			a.handlePLEGEvent(e)
+		case <-syncTicker.C():
+			a.syncDue()
+		case <-housekeeping.C():
+			a.housekeeping(ctx)
+		case <-runtimeTicker.C():
+			a.checkRuntime(ctx)
+		}
+	}
+}
+
+func (a *Agent) checkRuntime(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := a.rt.Status(ctx)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("container runtime status check failed: %w", err)
+	case !st.Ready:
+		err = fmt.Errorf("container runtime is not ready: %s", st.Message)
+	}
+	if prev := a.runtimeErr.Load(); (prev == nil) != (err == nil) {
+		if err != nil {
+			a.log.Error(err, "Container runtime is unhealthy")
+		} else {
+			a.log.Info("Container runtime is healthy")
+		}
+	}
+	a.runtimeChecked.Store(true)
+	if err == nil {
+		a.runtimeErr.Store(nil)
+	} else {
+		a.runtimeErr.Store(&err)
+	}
+}
+
+// errNotReady is returned by the runtime health check before its first run.
+var errNotReady = errors.New("container runtime not checked yet")

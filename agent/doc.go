@@ -1,0 +1,48 @@
+// Package agent is the heart of a nodekit node agent: the sync loop and the
+// SyncHandler the pod workers call.
+//
+// # Data flow
+//
+// The sync loop (Agent.Run) selects over four inputs, as the kubelet's
+// syncLoopIteration does:
+//
+//   - pod changes from the PodConfig (the sources.Mux): ADD admits and starts
+//     pods, UPDATE and DELETE hand the new spec to the pod's worker, REMOVE
+//     asks the worker to terminate the pod, RECONCILE only records the pod;
+//   - PLEG events: the pod whose containers changed is synced;
+//   - the sync ticker (1s): pods whose periodic resync is due (the pod
+//     workers' WorkQueue) are synced;
+//   - the housekeeping ticker (2s): finished workers are forgotten, pods that
+//     only the runtime knows are stopped, dead containers are collected.
+//
+// Every sync goes through podworkers.Workers, which calls the Syncer (this
+// package's podworkers.SyncHandler) on the pod's own goroutine. The Syncer
+// converts the runtime's pod status into the pod's API status
+// (generateAPIPodStatus: phase, conditions, container states), records it in
+// the StatusStore, and asks the runtime.Runtime to make the pod run.
+//
+// Admission: a new pod is rejected (phase Failed, reason OutOfpods) when the
+// node already runs MaxPods pods.
+//
+// Static pods: when a manifest is edited its pod gets a new UID; the new pod
+// starts only once the old pod with the same name has stopped, so the two
+// never run side by side (the kubelet's allowStaticPodStart).
+//
+// Restart safety: housekeeping does nothing until every source has sent its
+// pods once and every update has been handled, so a restarted agent adopts
+// the containers of its pods instead of stopping them as orphans.
+//
+// # Concurrency
+//
+// The sync loop is one goroutine. Registry, StatusStore, Syncer and the
+// health checks are safe for concurrent use: pod workers and the server call
+// them from other goroutines.
+//
+// # Extending
+//
+// Replace the StatusStore to send statuses elsewhere (managers/status does,
+// to the API server), the SyncHandler to change what a sync does, or any of
+// the interfaces the Agent runs (PodConfig, pleg.Interface,
+// podworkers.Workers) with fx.Decorate or fx.Replace: the Agent runs the
+// values it is given, so a replaced default never starts.
+package agent

@@ -1,0 +1,201 @@
+package agent
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/nodekit/nodekit/pleg"
+	"github.com/nodekit/nodekit/podworkers"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/sources"
+)
+
+// dispatch applies one update from the pod config.
+func (a *Agent) dispatch(u sources.PodUpdate) {
+	a.log.V(2).Info("Pod update", "op", u.Op.String(), "source", u.Source, "pods", len(u.Pods))
+	switch u.Op {
+	case sources.ADD:
+		a.handleAdditions(u.Pods)
+	case sources.UPDATE, sources.DELETE:
+		for _, pod := range u.Pods {
+			a.registry.Set(pod)
+			a.startOrUpdate(pod, podworkers.SyncPodUpdate)
+		}
+	case sources.REMOVE:
+		for _, pod := range u.Pods {
+			a.registry.Remove(pod.UID)
+			a.forgetPending(pod.UID)
+			a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+		}
+	case sources.RECONCILE:
+		for _, pod := range u.Pods {
+			a.registry.Set(pod)
+		}
+	}
+}
+
+// handleAdditions admits new pods, oldest first, and starts their workers.
+func (a *Agent) handleAdditions(pods []*corev1.Pod) {
+	sortByAge(pods)
+	for _, pod := range pods {
+		a.registry.Set(pod)
+		if reason, msg, ok := a.admit(pod); !ok {
+			a.reject(pod, reason, msg)
+			continue
+		}
+		a.startOrUpdate(pod, podworkers.SyncPodCreate)
+	}
+}
+
+// startOrUpdate hands a pod to its worker, unless it is a static pod whose
+// full name is still used by a pod that has not stopped (an edited manifest:
+// the old pod must stop before the new one starts).
+func (a *Agent) startOrUpdate(pod *corev1.Pod, t podworkers.UpdateType) {
+	if a.isRejected(pod.UID) {
+		return
+	}
+	if isStatic(pod) && a.namesakeRunning(pod) {
+		a.mu.Lock()
+		a.pendingStart[pod.UID] = true
+		a.mu.Unlock()
+		a.log.V(2).Info("Static pod waits for its previous version to stop", "pod", klog.KObj(pod), "podUID", pod.UID)
+		return
+	}
+	if a.forgetPending(pod.UID) {
+		t = podworkers.SyncPodCreate
+	}
+	a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod})
+}
+
+// namesakeRunning reports whether a pod with the same namespace and name but
+// another UID may still have running containers.
+func (a *Agent) namesakeRunning(pod *corev1.Pod) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for uid, other := range a.started {
+		if uid != pod.UID && other == fullName(pod) && a.workers.CouldHaveRunningContainers(uid) {
+			return true
+		}
+	}
+	a.started[pod.UID] = fullName(pod)
+	return false
+}
+
+func (a *Agent) forgetPending(uid types.UID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	was := a.pendingStart[uid]
+	delete(a.pendingStart, uid)
+	return was
+}
+
+func (a *Agent) handlePLEGEvent(e *pleg.Event) {
+	if pod := a.registry.Get(e.ID); pod != nil && !a.isRejected(pod.UID) && !a.isPending(pod.UID) {
+		a.log.V(4).Info("PLEG event", "pod", klog.KObj(pod), "event", e.Type, "container", e.Data)
+		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
+	}
+}
+
+// syncDue syncs the pods whose resync is due and retries pending static pods.
+func (a *Agent) syncDue() {
+	for _, uid := range a.queue.GetWork() {
+		if pod := a.registry.Get(uid); pod != nil && !a.isPending(uid) {
+			a.startOrUpdate(pod, podworkers.SyncPodSync)
+		}
+	}
+	a.mu.Lock()
+	var pending []types.UID
+	for uid := range a.pendingStart {
+		pending = append(pending, uid)
+	}
+	a.mu.Unlock()
+	for _, uid := range pending {
+		if pod := a.registry.Get(uid); pod != nil {
+			a.startOrUpdate(pod, podworkers.SyncPodCreate)
+		} else {
+			a.forgetPending(uid)
+		}
+	}
+}
+
+func (a *Agent) isPending(uid types.UID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pendingStart[uid]
+}
+
+func isStatic(pod *corev1.Pod) bool {
+	src := pod.Annotations[sources.AnnotationSource]
+	return src != "" && src != sources.APIServerSource
+}
+
+func fullName(pod *corev1.Pod) string {
+	return pod.Name + "_" + pod.Namespace
+}
+
+// housekeeping forgets finished workers, stops pods that are no longer
+// wanted and pods only the runtime knows, and removes dead containers. It
+// does nothing until every source has been heard from, so that a restarted
+// agent never stops a pod whose source has not spoken yet.
+func (a *Agent) housekeeping(ctx context.Context) {
+	if !a.config.SeenAllSources() || len(a.config.Updates()) > 0 {
+		return
+	}
+	known := a.workers.SyncKnownPods(a.registry.List())
+	a.forgetStatuses(known)
+	a.killOrphans(ctx, known)
+	a.collectGarbage(ctx)
+}
+
+// collectGarbage removes dead containers, and everything of pods that are
+// gone and stopped, when the runtime can and the period has passed.
+func (a *Agent) collectGarbage(ctx context.Context) {
+	gc, ok := a.rt.(noderuntime.GarbageCollector)
+	now := a.clk.Now()
+	if !ok || now.Sub(a.lastGC) < a.cfg.ContainerGCPeriod {
+		return
+	}
+	a.lastGC = now
+	removed := func(uid types.UID) bool {
+		return a.registry.Get(uid) == nil && !a.workers.CouldHaveRunningContainers(uid)
+	}
+	if err := gc.GarbageCollect(ctx, removed); err != nil {
+		a.log.Error(err, "Container garbage collection failed")
+	}
+}
+
+func (a *Agent) forgetStatuses(known map[types.UID]podworkers.PodWorkerSync) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for uid := range a.started {
+		if _, ok := known[uid]; !ok && a.registry.Get(uid) == nil {
+			delete(a.started, uid)
+			a.statuses.RemovePodStatus(uid)
+		}
+	}
+	for uid := range a.rejected {
+		if a.registry.Get(uid) == nil {
+			delete(a.rejected, uid)
+			a.statuses.RemovePodStatus(uid)
+		}
+	}
+}
+
+// killOrphans stops running pods that the runtime has and no worker knows.
+func (a *Agent) killOrphans(ctx context.Context, known map[types.UID]podworkers.PodWorkerSync) {
+	running, err := a.rt.GetPods(ctx, false)
+	if err != nil {
+		a.log.Error(err, "Could not list running pods for housekeeping")
+		return
+	}
+	for _, rp := range running {
+		if _, ok := known[rp.ID]; ok || a.registry.Get(rp.ID) != nil {
+			continue
+		}
+		a.log.Info("Stopping orphaned pod", "pod", klog.KRef(rp.Namespace, rp.Name), "podUID", rp.ID)
+		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, RunningPod: rp})
+	}
+}

@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit/nodekit/podworkers"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// Syncer is the agent's podworkers.SyncHandler: it turns a pod and its
+// runtime status into runtime actions and an API status. It is safe for
+// concurrent use by different pods.
+type Syncer struct {
+	rt       noderuntime.Runtime
+	statuses StatusStore
+	requeue  Requeuer
+	clk      clock.Clock
+	log      logr.Logger
+	cfg      Config
+
+	mu      sync.Mutex
+	reasons map[types.UID]map[string]waitingReason
+}
+
+// Requeuer schedules a pod's next sync; podworkers.WorkQueue implements it.
+type Requeuer interface {
+	// Enqueue asks for a sync of the pod after delay.
+	Enqueue(uid types.UID, delay time.Duration)
+}
+
+var _ podworkers.SyncHandler = (*Syncer)(nil)
+
+// NewSyncer returns a Syncer that drives rt and records statuses in statuses.
+// requeue may be nil; it is used to sync a pod again when its containers'
+// restart backoff ends.
+func NewSyncer(rt noderuntime.Runtime, statuses StatusStore, requeue Requeuer, clk clock.Clock, log logr.Logger, cfg Config) *Syncer {
+	return &Syncer{
+		rt: rt, statuses: statuses, requeue: requeue, clk: clk,
+		log: log.WithName("sync"), cfg: cfg.withDefaults(),
+		reasons: map[types.UID]map[string]waitingReason{},
+	}
+}
+
+// SyncPod implements podworkers.SyncHandler: it records the pod's status and,
+// unless the pod has finished, asks the runtime to make it run. A container
+// waiting out its restart backoff is not an error: the pod is synced again
+// when the backoff ends.
+func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
+	apiStatus := s.generate(pod, status, false)
+	s.statuses.SetPodStatus(pod, apiStatus)
+	if isTerminalPhase(apiStatus.Phase) {
+		s.log.V(2).Info("Pod has finished", "pod", klog.KObj(pod), "phase", apiStatus.Phase)
+		return true, nil
+	}
+	result := s.rt.SyncPod(ctx, pod, status)
+	s.recordReasons(pod, result)
+	err := result.Error()
+	if err == nil {
+		return false, nil
+	}
+	if result.OnlyBackOff() {
+		if d := result.RetryAfter(); d > 0 && s.requeue != nil {
+			s.requeue.Enqueue(pod.UID, d)
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("sync pod %s: %w", klog.KObj(pod), err)
+}
+
+// SyncTerminatingPod implements podworkers.SyncHandler: it stops every
+// container of the pod within gracePeriod and records the final status.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus, gracePeriod *int64, statusFn func(*corev1.PodStatus)) error {
+	log := s.log.WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
+	log.V(2).Info("Stopping pod", "gracePeriod", derefOr(gracePeriod, -1))
+	if err := s.rt.KillPod(ctx, pod, status.ToPod(), gracePeriod); err != nil {
+		return fmt.Errorf("kill pod %s: %w", klog.KObj(pod), err)
+	}
+	stopped, err := s.rt.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("read status of stopped pod %s: %w", klog.KObj(pod), err)
+	}
+	if running := stopped.GetRunningContainerStatuses(); len(running) > 0 {
+		return fmt.Errorf("pod %s still has %d running containers after kill", klog.KObj(pod), len(running))
+	}
+	apiStatus := s.generate(pod, stopped, true)
+	if statusFn != nil {
+		statusFn(apiStatus)
+	}
+	s.statuses.SetPodStatus(pod, apiStatus)
+	log.V(2).Info("Pod stopped", "phase", apiStatus.Phase)
+	return nil
+}
+
+// SyncTerminatingRuntimePod implements podworkers.SyncHandler: it stops a pod
+// that only the runtime knows, with the shortest grace period.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *noderuntime.Pod) error {
+	grace := int64(1)
+	s.log.V(2).Info("Stopping orphaned pod", "pod", klog.KRef(runningPod.Namespace, runningPod.Name), "podUID", runningPod.ID)
+	if err := s.rt.KillPod(ctx, nil, runningPod, &grace); err != nil {
+		return fmt.Errorf("kill orphaned pod %s/%s (%s): %w", runningPod.Namespace, runningPod.Name, runningPod.ID, err)
+	}
+	return nil
+}
+
+// SyncTerminatedPod implements podworkers.SyncHandler: it records the final
+// status of a pod whose containers have stopped and forgets its reasons.
+func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error {
+	s.statuses.SetPodStatus(pod, s.generate(pod, status, true))
+	s.mu.Lock()
+	delete(s.reasons, pod.UID)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Syncer) generate(pod *corev1.Pod, status *noderuntime.PodStatus, terminal bool) *corev1.PodStatus {
+	old, _ := s.statuses.GetPodStatus(pod.UID)
+	s.mu.Lock()
+	waiting := s.reasons[pod.UID]
+	s.mu.Unlock()
+	return generateAPIPodStatus(statusInput{
+		pod: pod, runtime: status, old: old, waiting: waiting,
+		terminal: terminal, nodeIP: s.cfg.NodeIP, now: s.clk.Now(),
+	})
+}
+
+// recordReasons keeps why each container failed to start in the last sync,
+// so the next status shows it waiting with that reason (CrashLoopBackOff).
+func (s *Syncer) recordReasons(pod *corev1.Pod, result *noderuntime.SyncResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reasons := s.reasons[pod.UID]
+	for _, step := range result.Steps {
+		if step.Action != noderuntime.StartContainer && step.Action != noderuntime.PullImage {
+			continue
+		}
+		if step.Err == nil {
+			delete(reasons, step.Target)
+			continue
+		}
+		if reasons == nil {
+			reasons = map[string]waitingReason{}
+			s.reasons[pod.UID] = reasons
+		}
+		reason, msg := result.Waiting(step.Target)
+		reasons[step.Target] = waitingReason{Reason: reason, Message: msg}
+	}
+}
+
+func derefOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

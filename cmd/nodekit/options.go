@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodekit/nodekit"
+)
+
+// options are the flags of `nodekit run`. Every flag can also be set in the
+// --config file under the flag's name in camelCase; a flag given on the
+// command line wins over the file.
+type options struct {
+	configFile      string
+	manifests       string
+	runtimeEndpoint string
+	imageEndpoint   string
+	nodeName        string
+	nodeIP          string
+	instanceID      string
+	rootDir         string
+	cgroupRoot      string
+	address         string
+	port            int
+	maxPods         int
+	fileCheck       time.Duration
+	runtimeTimeout  time.Duration
+	verbosity       int
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	def := nodekit.DefaultConfig()
+	fs.StringVar(&o.configFile, "config", "", "YAML file with settings named as the flags in camelCase; flags override it")
+	fs.StringVar(&o.manifests, "manifests", "", "directory of static pod manifests (YAML or JSON, one Pod per file)")
+	fs.StringVar(&o.runtimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock")
+	fs.StringVar(&o.imageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
+	fs.StringVar(&o.nodeName, "node-name", "", "node name (default: the lowercased hostname)")
+	fs.StringVar(&o.nodeIP, "node-ip", "", "node IP reported as the pods' hostIP (a loopback address is accepted)")
+	fs.StringVar(&o.instanceID, "instance-id", "", "marks the sandboxes this agent owns (default: the node name)")
+	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
+	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
+	fs.IntVar(&o.port, "port", def.Server.Port, "port of the read-only HTTP server (/pods, /healthz); 0 turns it off")
+	fs.IntVar(&o.maxPods, "max-pods", 110, "most pods this node runs")
+	fs.DurationVar(&o.fileCheck, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
+	fs.DurationVar(&o.runtimeTimeout, "runtime-request-timeout", 2*time.Minute, "timeout of each CRI call")
+	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
+}
+
+// applyConfigFile sets every flag that was not given on the command line from
+// the config file, if there is one. Unknown keys are an error naming them.
+func applyConfigFile(fs *pflag.FlagSet, path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config file: %w", err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		return fmt.Errorf("parse config file %s: %w", path, err)
+	}
+	byKey := map[string]*pflag.Flag{}
+	fs.VisitAll(func(f *pflag.Flag) { byKey[camelCase(f.Name)] = f })
+	for key, v := range values {
+		f, ok := byKey[key]
+		if !ok || key == "config" {
+			return fmt.Errorf("config file %s: unknown field %q", path, key)
+		}
+		if f.Changed {
+			continue
+		}
+		if err := f.Value.Set(scalar(v)); err != nil {
+			return fmt.Errorf("config file %s: field %q: %w", path, key, err)
+		}
+	}
+	return nil
+}
+
+func scalar(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return fmt.Sprint(int64(f))
+	}
+	return fmt.Sprint(v)
+}
+
+// camelCase turns a flag name such as "runtime-endpoint" into "runtimeEndpoint".
+func camelCase(flag string) string {
+	parts := strings.Split(flag, "-")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// config turns the options into a nodekit.Config.
+func (o *options) config() nodekit.Config {
+	cfg := nodekit.DefaultConfig()
+	cfg.Manifests = o.manifests
+	cfg.RuntimeEndpoint = o.runtimeEndpoint
+	cfg.ImageEndpoint = o.imageEndpoint
+	cfg.NodeName = strings.ToLower(o.nodeName)
+	cfg.InstanceID = o.instanceID
+	cfg.RootDir = o.rootDir
+	cfg.CRI.CgroupParent = o.cgroupRoot
+	cfg.FileCheckPeriod = o.fileCheck
+	cfg.RuntimeRequestTimeout = o.runtimeTimeout
+	cfg.Agent.NodeIP = o.nodeIP
+	cfg.Agent.MaxPods = o.maxPods
+	cfg.Server.Address = o.address
+	cfg.Server.Port = o.port
+	return cfg
+}

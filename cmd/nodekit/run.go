@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/nodekit/nodekit"
+)
+
+func newRunCommand() *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node agent",
+		Long: "Run the node agent: static pods from --manifests run on the CRI runtime at\n" +
+			"--runtime-endpoint; their status is served on http://ADDRESS:PORT/pods.\n" +
+			"SIGTERM or SIGINT stops the agent and leaves the containers running; the\n" +
+			"next start adopts them.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyConfigFile(cmd.Flags(), o.configFile); err != nil {
+				return err
+			}
+			return run(cmd.Context(), o)
+		},
+	}
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+func run(ctx context.Context, o *options) error {
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
+	app := nodekit.New(o.config(), log, nodekit.Defaults())
+	if err := app.Err(); err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return fmt.Errorf("start agent: %w", err)
+	}
+	sig := <-app.Wait()
+	log.Info("Stopping agent; containers keep running", "signal", sig.Signal)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := app.Stop(stopCtx); err != nil {
+		return fmt.Errorf("stop agent: %w", err)
+	}
+	if sig.ExitCode != 0 {
+		return fmt.Errorf("agent stopped with exit code %d", sig.ExitCode)
+	}
+	return nil
+}

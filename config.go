@@ -1,0 +1,117 @@
+package nodekit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/pleg"
+	"github.com/nodekit/nodekit/podworkers"
+	"github.com/nodekit/nodekit/runtime/cri"
+	"github.com/nodekit/nodekit/server"
+)
+
+// Config is the whole agent's configuration: a few shared settings and one
+// struct per subsystem. Each subsystem receives only its own struct.
+type Config struct {
+	// NodeName is the node's name. Defaults to the lowercased hostname.
+	NodeName string
+	// InstanceID marks the sandboxes this agent owns, so that it can share a
+	// container runtime with other clients. Defaults to NodeName.
+	InstanceID string
+	// RootDir holds pod directories and container logs. Defaults to
+	// /var/lib/nodekit.
+	RootDir string
+	// RuntimeEndpoint is the CRI runtime's socket, e.g.
+	// unix:///run/containerd/containerd.sock. Required.
+	RuntimeEndpoint string
+	// ImageEndpoint is the CRI image service's socket. Defaults to
+	// RuntimeEndpoint.
+	ImageEndpoint string
+	// RuntimeRequestTimeout bounds each CRI call. Defaults to 2m.
+	RuntimeRequestTimeout time.Duration
+	// Manifests is a directory of static pod manifests. Defaults to none.
+	Manifests string
+	// FileCheckPeriod is how often the manifest directory is re-read even
+	// without change notifications. Defaults to 20s.
+	FileCheckPeriod time.Duration
+
+	// Agent configures the sync loop.
+	Agent agent.Config
+	// PLEG configures the generic PLEG.
+	PLEG pleg.Config
+	// PodWorkers configures the pod workers.
+	PodWorkers podworkers.Config
+	// CRI configures the CRI runtime manager.
+	CRI cri.Config
+	// Server configures the HTTP server. Port defaults to 10255 in
+	// DefaultConfig; 0 turns the server off.
+	Server server.Config
+}
+
+// DefaultConfig returns a Config with every default filled in that cannot
+// be left to a zero value: the node name from the host name, the root dir,
+// and the server on 127.0.0.1:10255.
+func DefaultConfig() Config {
+	return Config{
+		RootDir: "/var/lib/nodekit",
+		Server:  server.Config{Address: "127.0.0.1", Port: 10255},
+	}
+}
+
+// Complete fills in the derived settings: NodeName from the host name,
+// InstanceID from NodeName, and each subsystem's copy of the shared ones.
+func (c Config) Complete() (Config, error) {
+	if c.NodeName == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return c, fmt.Errorf("nodeName is not set and the host name is unknown: %w", err)
+		}
+		c.NodeName = strings.ToLower(host)
+	}
+	if c.InstanceID == "" {
+		c.InstanceID = c.NodeName
+	}
+	if c.RootDir == "" {
+		c.RootDir = "/var/lib/nodekit"
+	}
+	if c.ImageEndpoint == "" {
+		c.ImageEndpoint = c.RuntimeEndpoint
+	}
+	if c.RuntimeRequestTimeout == 0 {
+		c.RuntimeRequestTimeout = 2 * time.Minute
+	}
+	c.Agent.NodeName = c.NodeName
+	c.CRI.NodeName = c.NodeName
+	c.CRI.InstanceID = c.InstanceID
+	c.CRI.RootDir = c.RootDir
+	if c.Manifests != "" {
+		abs, err := filepath.Abs(c.Manifests)
+		if err != nil {
+			return c, fmt.Errorf("manifests %q: %w", c.Manifests, err)
+		}
+		c.Manifests = abs
+	}
+	return c, nil
+}
+
+// Validate reports every invalid setting of a completed Config.
+func (c Config) Validate() error {
+	var errs []error
+	if c.RuntimeEndpoint == "" {
+		errs = append(errs, errors.New("runtimeEndpoint is required (e.g. unix:///run/containerd/containerd.sock)"))
+	}
+	if !filepath.IsAbs(c.RootDir) {
+		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
+	}
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server} {
+		if err := v.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

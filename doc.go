@@ -1,0 +1,37 @@
+// Package nodekit builds Kubernetes node agents: the kubelet's machinery cut
+// into small packages behind small interfaces and composed with
+// go.uber.org/fx, so that an embedder can replace any one piece and keep the
+// rest.
+//
+// # The packages, in the order a pod meets them
+//
+//   - sources: where pods come from. A Source sends snapshots of its pods;
+//     the Mux merges every source into incremental ADD, UPDATE, DELETE,
+//     REMOVE and RECONCILE updates and knows when all sources have spoken.
+//     sources/file reads a directory of static pod manifests.
+//   - agent: the sync loop. It admits new pods, hands every change, PLEG
+//     event and due resync to the pod workers, and cleans up in
+//     housekeeping. Its Syncer is the SyncHandler the workers call: it turns
+//     the runtime's view of a pod into the pod's API status and asks the
+//     runtime to make the pod run.
+//   - podworkers: one goroutine per pod, driving it one way through syncing,
+//     terminating and terminated, with grace periods that only shrink.
+//   - pleg: the pod lifecycle event generator. It relists the runtime,
+//     writes each changed pod's status into the Cache and tells the agent.
+//     Pod workers read the Cache with GetNewerThan, so a sync always sees a
+//     status newer than the last one.
+//   - runtime: the Runtime interface and its runtime-neutral types;
+//     runtime/cri is the default, a CRI client of containerd or CRI-O over
+//     k8s.io/cri-client: computePodActions decides, SyncPod and KillPod act.
+//   - server: the node's HTTP API: /pods, /healthz, /metrics.
+//   - cmd/nodekit: the ready-made agent binary.
+//
+// # Composition
+//
+// Defaults returns the fx modules of the default subsystems; New builds the
+// application from a Config and those modules, and provides what is shared
+// (logger, clock, configs, CRI connections). To swap a piece, add
+// fx.Decorate or fx.Replace for its interface, or leave its module out and
+// provide your own: the agent runs the subsystems it is given, so a replaced
+// default is never started. examples/custom-pleg shows it.
+package nodekit
