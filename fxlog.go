@@ -5,29 +5,32 @@ import (
 	"go.uber.org/fx/fxevent"
 )
 
-// fxLogger sends fx's own events to the agent's logger; errors at V(0).
+// fxLogger sends fx's own events to the agent's logger at V(4). fx returns
+// every error it logs to the caller of New, Start or Stop, so errors are
+// handled there, once, and only traced here.
 type fxLogger struct{ log logr.Logger }
 
 // LogEvent implements fxevent.Logger.
 func (l fxLogger) LogEvent(e fxevent.Event) {
-	switch e := e.(type) {
+	l.log.V(4).Info("fx event", "type", eventType(e), "event", e)
+}
+
+func eventType(e fxevent.Event) string {
+	switch e.(type) {
 	case *fxevent.Provided:
-		if e.Err != nil {
-			l.log.Error(e.Err, "fx provide failed", "constructor", e.ConstructorName)
-		}
+		return "provided"
+	case *fxevent.Decorated:
+		return "decorated"
 	case *fxevent.Invoked:
-		if e.Err != nil {
-			l.log.Error(e.Err, "fx invoke failed", "function", e.FunctionName)
-		}
+		return "invoked"
 	case *fxevent.OnStartExecuted:
-		if e.Err != nil {
-			l.log.Error(e.Err, "fx start hook failed", "callee", e.FunctionName)
-		}
+		return "onStart"
+	case *fxevent.OnStopExecuted:
+		return "onStop"
 	case *fxevent.Started:
-		if e.Err != nil {
-			l.log.Error(e.Err, "fx start failed")
-		}
-	default:
-		l.log.Info("fx event", "event", e)
+		return "started"
+	case *fxevent.Stopped:
+		return "stopped"
 	}
+	return "other"
 }

@@ -53,7 +53,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 		return fx.New(fx.Error(fmt.Errorf("invalid configuration: %w", err)))
 	}
 	all := []fx.Option{
-		fx.WithLogger(func() fxevent.Logger { return fxLogger{log.WithName("fx").V(4)} }),
+		fx.WithLogger(func() fxevent.Logger { return fxLogger{log.WithName("fx")} }),
 		shared(cfg, log),
 		fx.Invoke(runOnStart),
 	}

@@ -63,6 +63,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 	}
 	result := s.rt.SyncPod(ctx, pod, status)
 	s.recordReasons(pod, result)
+	if changedRuntime(result) {
+		s.refreshStatus(ctx, pod)
+	}
 	err := result.Error()
 	if err == nil {
 		return false, nil
@@ -74,6 +77,29 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 		return false, nil
 	}
 	return false, fmt.Errorf("sync pod %s: %w", klog.KObj(pod), err)
+}
+
+// changedRuntime reports whether a sync started or stopped anything.
+func changedRuntime(r *noderuntime.SyncResult) bool {
+	for _, s := range r.Steps {
+		if s.Err == nil && s.Action != noderuntime.PullImage {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshStatus records the pod's status right after a sync changed its
+// containers, instead of waiting for the PLEG's next relist to show it: one
+// inspection makes a started pod visible as running up to a relist period
+// sooner than the kubelet shows it. The PLEG cache is left to the PLEG.
+func (s *Syncer) refreshStatus(ctx context.Context, pod *corev1.Pod) {
+	fresh, err := s.rt.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		s.log.V(4).Info("Could not refresh pod status after sync", "pod", klog.KObj(pod), "err", err)
+		return
+	}
+	s.statuses.SetPodStatus(pod, s.generate(pod, fresh, false))
 }
 
 // SyncTerminatingPod implements podworkers.SyncHandler: it stops every

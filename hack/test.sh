@@ -32,5 +32,5 @@ fi
 log "end-to-end tests"
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
-go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/...
+go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/... ./examples/...
 log "all tests passed"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/dig"
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/nodekit/nodekit"
@@ -36,12 +37,12 @@ func run(ctx context.Context, o *options) error {
 	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
 	app := nodekit.New(o.config(), log, nodekit.Defaults())
 	if err := app.Err(); err != nil {
-		return err
+		return dig.RootCause(err)
 	}
 	startCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
-		return fmt.Errorf("start agent: %w", err)
+		return fmt.Errorf("start agent: %w", dig.RootCause(err))
 	}
 	sig := <-app.Wait()
 	log.Info("Stopping agent; containers keep running", "signal", sig.Signal)

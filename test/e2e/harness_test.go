@@ -30,7 +30,7 @@ import (
 // containerd, with its own manifest directory, root dir, instance id and
 // server port, so that tests never touch each other's pods.
 type agentHarness struct {
-	t         *testing.T
+	t         testing.TB
 	env       testEnv
 	manifests string
 	rootDir   string
@@ -41,7 +41,7 @@ type agentHarness struct {
 }
 
 // newAgentHarness prepares (but does not start) an agent for one test.
-func newAgentHarness(t *testing.T) *agentHarness {
+func newAgentHarness(t testing.TB) *agentHarness {
 	t.Helper()
 	env := loadEnv(t)
 	dir := t.TempDir()
@@ -201,7 +201,7 @@ func describe(p *corev1.Pod) string {
 	return fmt.Sprintf("uid %s status %s", p.UID, b)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 // loadEnv returns the test environment with a live connection to the
 // runtime. When the runtime cannot be reached the test fails under CI=true
 // and is skipped otherwise.
-func loadEnv(t *testing.T) testEnv {
+func loadEnv(t testing.TB) testEnv {
 	t.Helper()
 	shared.once.Do(func() { shared.env, shared.err = connectEnv() })
 	if shared.err != nil {
@@ -87,7 +87,7 @@ func loadEnv(t *testing.T) testEnv {
 }
 
 // runtime returns the shared CRI runtime service.
-func (e testEnv) runtime(t *testing.T) criapi.RuntimeService {
+func (e testEnv) runtime(t testing.TB) criapi.RuntimeService {
 	t.Helper()
 	if e.conn == nil {
 		t.Fatal("e2e: testEnv has no connection; get it from loadEnv")
@@ -96,7 +96,7 @@ func (e testEnv) runtime(t *testing.T) criapi.RuntimeService {
 }
 
 // images returns the shared CRI image service.
-func (e testEnv) images(t *testing.T) criapi.ImageManagerService {
+func (e testEnv) images(t testing.TB) criapi.ImageManagerService {
 	t.Helper()
 	if e.conn == nil {
 		t.Fatal("e2e: testEnv has no connection; get it from loadEnv")
