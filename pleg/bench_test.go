@@ -30,7 +30,7 @@ func BenchmarkRelist(b *testing.B) {
 			}
 			rt.setPods(pods...)
 			clk := testingclock.NewFakeClock(epoch)
-			g := NewGeneric(rt, NewCache(clk), clk, logr.Discard(), Config{ChannelCapacity: 2 * n})
+			g := NewGeneric(rt, NewCache(clk), clk, nil, logr.Discard(), Config{ChannelCapacity: 2 * n})
 			ctx := context.Background()
 			g.Relist(ctx)
 			inspected := rt.inspections()

@@ -38,7 +38,7 @@ func ExampleGeneric_Relist() {
 	rt := newFakeRuntime()
 	rt.setPods(pod("pod-1", ctr("abc", noderuntime.ContainerStateRunning)))
 	cache := NewCache(clk)
-	g := NewGeneric(rt, cache, clk, logr.Discard(), Config{})
+	g := NewGeneric(rt, cache, clk, nil, logr.Discard(), Config{})
 
 	g.Relist(context.Background())
 	ev := <-g.Watch()

@@ -138,7 +138,7 @@ func newTestGeneric(t *testing.T, cfg Config) (*Generic, *fakeRuntime, *testingc
 	rt := newFakeRuntime()
 	clk := testingclock.NewFakeClock(epoch)
 	cache := NewCache(clk)
-	return NewGeneric(rt, cache, clk, testr.New(t), cfg), rt, clk, cache
+	return NewGeneric(rt, cache, clk, nil, testr.New(t), cfg), rt, clk, cache
 }
 
 // drain returns the events waiting in ch.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -44,11 +45,13 @@ type Generic struct {
 	buf []*Event
 
 	// healthMu guards lastRelist and runStarted.
-	healthMu   sync.Mutex
-	lastRelist time.Time
-	runStarted time.Time
+	healthMu        sync.Mutex
+	lastRelist      time.Time
+	lastRelistStart time.Time
+	runStarted      time.Time
 
 	dropped atomic.Uint64
+	metrics *metrics
 }
 
 // podRecord is what the PLEG remembers about one pod between relists.
@@ -62,10 +65,11 @@ type podRecord struct {
 	reinspect bool
 }
 
-// NewGeneric returns a relisting PLEG over rt that writes to cache. Zero
-// fields of cfg take their defaults; call cfg.Validate first to reject bad
-// values. It does no I/O and starts no goroutines; call Run.
-func NewGeneric(rt noderuntime.Runtime, cache *Cache, clk clock.WithTicker, log logr.Logger, cfg Config) *Generic {
+// NewGeneric returns a relisting PLEG over rt that writes to cache and
+// records the kubelet's PLEG metrics on reg (nil: none). Zero fields of cfg
+// take their defaults; call cfg.Validate first to reject bad values. It does
+// no I/O and starts no goroutines; call Run.
+func NewGeneric(rt noderuntime.Runtime, cache *Cache, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *Generic {
 	cfg = cfg.withDefaults()
 	return &Generic{
 		rt:      rt,
@@ -75,6 +79,7 @@ func NewGeneric(rt noderuntime.Runtime, cache *Cache, clk clock.WithTicker, log 
 		cfg:     cfg,
 		events:  make(chan *Event, cfg.ChannelCapacity),
 		records: make(map[types.UID]*podRecord),
+		metrics: newMetrics(reg),
 	}
 }
 
@@ -146,6 +151,7 @@ func (g *Generic) Relist(ctx context.Context) {
 	defer g.relistMu.Unlock()
 
 	timestamp := g.clk.Now()
+	g.observeStart(timestamp)
 	pods, err := g.rt.GetPods(ctx, true)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -184,9 +190,37 @@ func (g *Generic) Relist(ctx context.Context) {
 	g.healthMu.Lock()
 	g.lastRelist = timestamp
 	g.healthMu.Unlock()
+	g.observeEnd(timestamp, pods)
 	if v := g.log.V(6); v.Enabled() {
 		v.Info("Relisted", "pods", listed)
 	}
+}
+
+// observeStart records the interval since the previous relist began.
+func (g *Generic) observeStart(now time.Time) {
+	g.healthMu.Lock()
+	prev := g.lastRelistStart
+	g.lastRelistStart = now
+	g.healthMu.Unlock()
+	if !prev.IsZero() {
+		g.metrics.relistInterval.Observe(now.Sub(prev).Seconds())
+	}
+}
+
+// observeEnd records a completed relist.
+func (g *Generic) observeEnd(start time.Time, pods []*noderuntime.Pod) {
+	g.metrics.relistDuration.Observe(g.clk.Since(start).Seconds())
+	g.metrics.lastSeen.Set(float64(start.Unix()))
+	running := 0
+	for _, p := range pods {
+		for _, s := range p.Sandboxes {
+			if s.State == noderuntime.ContainerStateRunning {
+				running++
+				break
+			}
+		}
+	}
+	g.metrics.runningPods.Set(float64(running))
 }
 
 // relistPod compares one pod with its record, inspects it when needed and
@@ -274,6 +308,7 @@ func (g *Generic) send(events []*Event, status *noderuntime.PodStatus) {
 		case g.events <- ev:
 		default:
 			n := g.dropped.Add(1)
+			g.metrics.discardEvents.Inc()
 			g.log.Error(nil, "Event channel is full; dropping event", "podUID", ev.ID, "event", ev.Type, "dropped", n)
 		}
 	}

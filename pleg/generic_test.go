@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -275,5 +278,36 @@ func TestRelistDropsEventsWhenChannelIsFull(t *testing.T) {
 	}
 	if n := g.DroppedEvents(); n != 2 {
 		t.Errorf("DroppedEvents() = %d, want 2", n)
+	}
+}
+
+func TestRelistRecordsKubeletMetrics(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	clk := testingclock.NewFakeClock(epoch)
+	rt := newFakeRuntime()
+	rt.setPods(pod("a", ctr("c1", run)))
+	g := NewGeneric(rt, NewCache(clk), clk, reg, logr.Discard(), Config{})
+	g.Relist(t.Context())
+	clk.Step(time.Second)
+	g.Relist(t.Context())
+	want := map[string]int{"kubelet_pleg_relist_duration_seconds": 2, "kubelet_pleg_relist_interval_seconds": 1}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range families {
+		seen[f.GetName()] = true
+		if n, ok := want[f.GetName()]; ok {
+			if got := int(f.GetMetric()[0].GetHistogram().GetSampleCount()); got != n {
+				t.Errorf("%s has %d samples, want %d", f.GetName(), got, n)
+			}
+		}
+	}
+	for _, name := range []string{"kubelet_pleg_relist_duration_seconds", "kubelet_pleg_relist_interval_seconds", "kubelet_pleg_last_seen_seconds", "kubelet_running_pods"} {
+		if !seen[name] {
+			t.Errorf("metric %s not exposed", name)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"k8s.io/utils/clock"
@@ -29,6 +30,7 @@ func TestModule(t *testing.T) {
 			func() clock.Clock { return clk },
 			func() clock.WithTicker { return clk },
 			func() logr.Logger { return logr.Discard() },
+			func() prometheus.Registerer { return prometheus.NewRegistry() },
 		),
 		fx.Supply(Config{}),
 		fx.Populate(&plg, &cache),

@@ -56,7 +56,7 @@ func (c freshCache) GetNewerThan(_ context.Context, uid types.UID, _ time.Time) 
 func Example() {
 	clk := clock.RealClock{}
 	h := printHandler{synced: make(chan struct{}), finished: make(chan struct{})}
-	w := podworkers.New(h, freshCache{clk}, podworkers.NewWorkQueue(clk), clk, logr.Discard(), podworkers.Config{})
+	w := podworkers.New(h, freshCache{clk}, podworkers.NewWorkQueue(clk), clk, nil, logr.Discard(), podworkers.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error)
 	go func() { stopped <- w.Run(ctx) }()

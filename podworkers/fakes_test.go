@@ -186,7 +186,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	}
 	hs.q = NewWorkQueue(hs.clk)
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 4})
-	hs.pw = New(hs.h, hs.cache, hs.q, hs.clk, log, cfg)
+	hs.pw = New(hs.h, hs.cache, hs.q, hs.clk, nil, log, cfg)
 	hs.pw.testHookExit = func(uid types.UID) { hs.exits <- uid }
 	return hs
 }

@@ -118,6 +118,12 @@ func (p *PodWorkers) runWork(ctx context.Context, w *worker, wk work, lastSync t
 		}
 	}
 	p.log.V(4).Info("Syncing pod", "podUID", w.uid, "workType", wk.state, "updateType", o.UpdateType)
+	start := p.clock.Now()
+	op := o.UpdateType.String()
+	if wk.state != SyncPod {
+		op = SyncPodKill.String()
+	}
+	defer func() { p.duration.WithLabelValues(op).Observe(p.clock.Since(start).Seconds()) }()
 	switch {
 	case wk.state == TerminatedPod:
 		err = p.handler.SyncTerminatedPod(ctx, o.Pod, status)

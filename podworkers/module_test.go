@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"k8s.io/utils/clock"
@@ -24,6 +25,7 @@ func TestModuleProvidesWorkersAndQueue(t *testing.T) {
 			func() clock.Clock { return clk },
 			func() clock.WithTicker { return clk },
 			func() logr.Logger { return logr.Discard() },
+			func() prometheus.Registerer { return prometheus.NewRegistry() },
 			func() Config { return Config{} },
 		),
 		fx.Populate(&workers, &queue),

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -42,26 +43,31 @@ type PodWorkers struct {
 	// has been handed to UpdatePod, so an unknown UID has no containers.
 	synced bool
 
+	// duration records each sync's duration by operation.
+	duration *prometheus.HistogramVec
+
 	// testHookExit, when set, is called as a worker goroutine exits.
 	testHookExit func(uid types.UID)
 }
 
 var _ Workers = (*PodWorkers)(nil)
 
-// New returns pod workers that call handler, read statuses from cache and
-// queue resyncs in queue. cfg's zero and negative fields take their defaults
+// New returns pod workers that call handler, read statuses from cache,
+// queue resyncs in queue and record kubelet_pod_worker_duration_seconds on
+// reg (nil: no metrics). cfg's zero and negative fields take their defaults
 // (check it with Config.Validate first). New starts nothing: pods handed to
 // UpdatePod before Run are recorded and start syncing once Run runs.
-func New(handler SyncHandler, cache StatusCache, queue *WorkQueue, clk clock.WithTicker, log logr.Logger, cfg Config) *PodWorkers {
+func New(handler SyncHandler, cache StatusCache, queue *WorkQueue, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *PodWorkers {
 	return &PodWorkers{
-		handler: handler,
-		cache:   cache,
-		queue:   queue,
-		clock:   clk,
-		log:     log.WithName("podworkers"),
-		cfg:     cfg.withDefaults(),
-		startCh: make(chan struct{}, 1),
-		workers: map[types.UID]*worker{},
+		duration: newWorkerDuration(reg),
+		handler:  handler,
+		cache:    cache,
+		queue:    queue,
+		clock:    clk,
+		log:      log.WithName("podworkers"),
+		cfg:      cfg.withDefaults(),
+		startCh:  make(chan struct{}, 1),
+		workers:  map[types.UID]*worker{},
 	}
 }
 
