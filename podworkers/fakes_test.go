@@ -50,11 +50,13 @@ type call struct {
 type result struct {
 	terminal bool
 	err      error
+	panicMsg string
 }
 
 func (c *call) ok()               { c.reply <- result{} }
 func (c *call) fail(err error)    { c.reply <- result{err: err} }
 func (c *call) terminalPhase()    { c.reply <- result{terminal: true} }
+func (c *call) panics(msg string) { c.reply <- result{panicMsg: msg} }
 func (c *call) generation() int64 { return c.pod.Generation }
 
 // fakeHandler hands every call to the test and blocks until the test
@@ -89,6 +91,9 @@ func (h *fakeHandler) do(ctx context.Context, c *call) result {
 
 func (h *fakeHandler) SyncPod(ctx context.Context, t UpdateType, pod, mirror *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
 	r := h.do(ctx, &call{kind: kindSync, uid: pod.UID, updateType: t, pod: pod, mirror: mirror, status: status, grace: -1})
+	if r.panicMsg != "" {
+		panic(r.panicMsg)
+	}
 	return r.terminal, r.err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,6 +125,15 @@ func (p *PodWorkers) runWork(ctx context.Context, w *worker, wk work, lastSync t
 		op = SyncPodKill.String()
 	}
 	defer func() { p.duration.WithLabelValues(op).Observe(p.clock.Since(start).Seconds()) }()
+	defer func() {
+		// A bug triggered by one pod's spec must not take down the agent
+		// and every other pod: the panic becomes this pod's sync error and
+		// is retried with backoff like any other.
+		if r := recover(); r != nil {
+			p.log.Error(fmt.Errorf("panic: %v", r), "Pod sync panicked", "podUID", w.uid, "stack", string(debug.Stack()))
+			isTerminal, synced, err = false, true, fmt.Errorf("%s pod %s: panic: %v", wk.state, w.uid, r)
+		}
+	}()
 	switch {
 	case wk.state == TerminatedPod:
 		err = p.handler.SyncTerminatedPod(ctx, o.Pod, status)

@@ -368,3 +368,20 @@ func TestEachSyncSeesAStatusNewerThanTheLastSync(t *testing.T) {
 	}
 	c.ok()
 }
+
+func TestAPanickingSyncIsRetriedAndDoesNotStopOtherPods(t *testing.T) {
+	hs := newHarness(t, Config{})
+	hs.run()
+	hs.update(SyncPodCreate, newPod("bad", 1))
+	hs.expect(kindSync, "bad").panics("nil map write in a handler")
+	hs.update(SyncPodCreate, newPod("good", 1))
+	hs.expect(kindSync, "good").ok()
+	// The next sync of the bad pod starts only once the panic was recorded
+	// as an error: it is then due after the error backoff, not the resync.
+	hs.update(SyncPodSync, newPod("bad", 2))
+	next := hs.expect(kindSync, "bad")
+	if !hs.due("bad", DefaultBackOffPeriod*3/2+time.Nanosecond) {
+		t.Fatal("the panicking pod was not queued for a retry after the error backoff")
+	}
+	next.ok()
+}
