@@ -109,3 +109,32 @@ take_lock() {
 	flock -w 300 9 || die "another hack script holds $NODEKIT_TEST_DIR/.lock for 5 minutes"
 	export NODEKIT_HACK_LOCKED=1
 }
+
+# ---- Kubernetes control plane (control-plane-up.sh, control-plane-down.sh) ----
+# The versions are pinned in hack/tools/go.mod; build-control-plane.sh checks
+# that these match it. Both binaries go to one cache dir named after
+# Kubernetes' version.
+KUBE_VERSION=1.37.2
+ETCD_VERSION=3.7.3
+KUBE_BIN_DIR="$NODEKIT_CACHE/bin/kube-$KUBE_VERSION"
+KUBE_APISERVER_BIN="$KUBE_BIN_DIR/kube-apiserver"
+ETCD_BIN="$KUBE_BIN_DIR/etcd"
+
+# Everything of a run lives under CP_DIR: certificates, etcd's data, logs, pid
+# files, kubeconfigs and the env file tests source.
+CP_DIR="$NODEKIT_TEST_DIR/control-plane"
+CP_PKI="$CP_DIR/pki"
+CP_ETCD_DATA="$CP_DIR/etcd-data"
+CP_ETCD_LOG="$CP_DIR/etcd.log"
+CP_ETCD_PID="$CP_DIR/etcd.pid"
+CP_APISERVER_LOG="$CP_DIR/kube-apiserver.log"
+CP_APISERVER_PID="$CP_DIR/kube-apiserver.pid"
+CP_ADMIN_KUBECONFIG="$CP_DIR/admin.kubeconfig"
+CP_ENV_FILE="$CP_DIR/env"
+# Loopback only, on uncommon fixed ports (etcd's defaults are 2379/2380, the
+# apiserver's 6443) so a real cluster on the machine never collides.
+CP_ETCD_CLIENT_URL=https://127.0.0.1:23790
+CP_ETCD_PEER_URL=https://127.0.0.1:23800
+CP_APISERVER_PORT=6444
+CP_APISERVER_URL="https://127.0.0.1:$CP_APISERVER_PORT"
+CP_SERVICE_CIDR=10.251.0.0/24
