@@ -1,0 +1,40 @@
+// Package apiserver is the API server pod source: the pods the control plane
+// bound to this node, as the kubelet's config/apiserver.go reads them.
+//
+// # Data flow
+//
+// [Source.Run] runs a client-go Reflector that lists and watches pods in
+// all namespaces with the field selector spec.nodeName=<Config.NodeName>:
+// the only pods a node's credentials may read under the Node authorizer, so
+// the source never lists without it. The reflector fills a small store; the
+// store also drops pods bound to other nodes, for servers (and fakes) that
+// ignore the selector. Once the initial list has synced, Run sends the whole
+// store as one snapshot to the sources.Mux, which diffs snapshots into ADD,
+// UPDATE, DELETE, REMOVE and RECONCILE. After that, every change starts a
+// Config.Debounce window (50ms) at whose end one snapshot carries all the
+// changes of the burst.
+//
+// Mirror pods (annotation kubernetes.io/config.mirror) are part of the
+// snapshot like any other pod: the agent tells them apart.
+//
+// When the API server goes away the reflector retries on its own with
+// backoff and the source sends nothing: the last snapshot stands and the
+// agent keeps running its pods. When the server comes back, the relist
+// yields the same pods; the store notices that nothing changed (same UIDs
+// and resource versions) and sends nothing, so nothing restarts. Pods
+// deleted or changed meanwhile show up in the next snapshot.
+//
+// # Concurrency
+//
+// Run owns two goroutines, its own and the reflector's, and waits for the
+// reflector before it returns. Each snapshot holds deep copies: the Mux
+// takes ownership of what it receives and stamps annotations on it, so the
+// store's pods are never shared. Run blocks on sending a snapshot until the
+// Mux takes it or ctx ends; changes made meanwhile go into the next one.
+//
+// # Extending
+//
+// To read pods from elsewhere, write another sources.Source and add it to
+// the "sources" group. To filter or rewrite the API server's pods, wrap this
+// Source's Run and rewrite the snapshots.
+package apiserver
