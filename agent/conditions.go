@@ -2,12 +2,13 @@ package agent
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // Condition reasons, as the kubelet names them.
@@ -15,6 +16,7 @@ const (
 	reasonContainersNotReady       = "ContainersNotReady"
 	reasonContainersNotInitialized = "ContainersNotInitialized"
 	reasonPodCompleted             = "PodCompleted"
+	reasonPodFailed                = "PodFailed"
 )
 
 // podConditions builds the conditions the agent owns (PodReadyToStartContainers,
@@ -27,8 +29,7 @@ func podConditions(in statusInput, s, old *corev1.PodStatus) []corev1.PodConditi
 			out = append(out, c)
 		}
 	}
-	terminal := isTerminalPhase(s.Phase)
-	ready := condition(corev1.ContainersReady, notReady(s.ContainerStatuses, s.InitContainerStatuses, in.pod), terminal)
+	ready := containersReadyCondition(in.pod, s)
 	podReady := ready
 	podReady.Type = corev1.PodReady
 	owned := []corev1.PodCondition{
@@ -58,51 +59,100 @@ func ownedCondition(t corev1.PodConditionType) bool {
 	return false
 }
 
-func condition(t corev1.PodConditionType, unready []string, terminal bool) corev1.PodCondition {
-	switch {
-	case terminal:
-		return corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reasonPodCompleted}
-	case len(unready) > 0:
-		return corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reasonContainersNotReady,
-			Message: fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))}
-	}
-	return corev1.PodCondition{Type: t, Status: corev1.ConditionTrue}
-}
-
-func notReady(statuses, initStatuses []corev1.ContainerStatus, pod *corev1.Pod) []string {
-	var names []string
-	for i := range pod.Spec.Containers {
-		if st := findStatus(statuses, pod.Spec.Containers[i].Name); st == nil || !st.Ready {
-			names = append(names, pod.Spec.Containers[i].Name)
+// containersReadyCondition is ContainersReady, as the kubelet computes it:
+// True when every sidecar and regular container is ready; False with the
+// unknown and unready ones named, or with reason PodCompleted or PodFailed
+// once the pod is terminal.
+func containersReadyCondition(pod *corev1.Pod, s *corev1.PodStatus) corev1.PodCondition {
+	cond := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse}
+	var unknown, unready []string
+	check := func(statuses []corev1.ContainerStatus, name string) {
+		switch st := findStatus(statuses, name); {
+		case st == nil:
+			unknown = append(unknown, name)
+		case !st.Ready:
+			unready = append(unready, name)
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		ic := &pod.Spec.InitContainers[i]
-		if st := findStatus(initStatuses, ic.Name); isSidecar(ic) && (st == nil || !st.Ready) {
-			names = append(names, ic.Name)
+		if noderuntime.IsSidecar(&pod.Spec.InitContainers[i]) {
+			check(s.InitContainerStatuses, pod.Spec.InitContainers[i].Name)
 		}
 	}
-	sort.Strings(names)
-	return names
+	for i := range pod.Spec.Containers {
+		check(s.ContainerStatuses, pod.Spec.Containers[i].Name)
+	}
+	switch {
+	case s.Phase == corev1.PodSucceeded && len(unknown) == 0:
+		cond.Reason = reasonPodCompleted
+		return cond
+	case s.Phase == corev1.PodFailed:
+		cond.Reason = reasonPodFailed
+		return cond
+	}
+	msg := notReadyMessage(unknown, "unknown", unready, "unready")
+	if msg == "" {
+		cond.Status = corev1.ConditionTrue
+		return cond
+	}
+	cond.Reason, cond.Message = reasonContainersNotReady, msg
+	return cond
 }
 
+// notReadyMessage names the containers of two lists, as the kubelet words it
+// ("containers with unready status: [a b]").
+func notReadyMessage(first []string, firstWhat string, second []string, secondWhat string) string {
+	var parts []string
+	if len(first) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %s", firstWhat, first))
+	}
+	if len(second) > 0 {
+		parts = append(parts, fmt.Sprintf("containers with %s status: %s", secondWhat, second))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// initializedCondition is Initialized, as the kubelet computes it: True once
+// every regular init container succeeded and every sidecar started, once a
+// regular container has started (the pod was initialized before; a
+// restarting sidecar does not undo it), and for a Succeeded pod.
 func initializedCondition(pod *corev1.Pod, s *corev1.PodStatus) corev1.PodCondition {
-	var pending []string
+	cond := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	var unknown, incomplete []string
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
 		st := findStatus(s.InitContainerStatuses, ic.Name)
-		done := st != nil && ((isSidecar(ic) && st.Started != nil && *st.Started) ||
-			(st.State.Terminated != nil && st.State.Terminated.ExitCode == 0))
-		if !done {
-			pending = append(pending, ic.Name)
+		switch {
+		case st == nil:
+			unknown = append(unknown, ic.Name)
+		case noderuntime.IsSidecar(ic) && (st.Started == nil || !*st.Started):
+			incomplete = append(incomplete, ic.Name)
+		case !noderuntime.IsSidecar(ic) && !st.Ready:
+			incomplete = append(incomplete, ic.Name)
 		}
 	}
-	if len(pending) == 0 || s.Phase == corev1.PodSucceeded {
-		return corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
+	if s.Phase == corev1.PodSucceeded && len(unknown) == 0 {
+		cond.Reason = reasonPodCompleted
+		return cond
 	}
-	return corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionFalse,
-		Reason:  reasonContainersNotInitialized,
-		Message: fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(pending, " "))}
+	if anyRegularStarted(pod, s.ContainerStatuses) {
+		return cond
+	}
+	if msg := notReadyMessage(unknown, "unknown", incomplete, "incomplete"); msg != "" {
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reasonContainersNotInitialized, msg
+	}
+	return cond
+}
+
+// anyRegularStarted reports whether a regular container runs or ran.
+func anyRegularStarted(pod *corev1.Pod, statuses []corev1.ContainerStatus) bool {
+	for i := range pod.Spec.Containers {
+		st := findStatus(statuses, pod.Spec.Containers[i].Name)
+		if st != nil && (st.State.Running != nil || st.State.Terminated != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 func sandboxReadyCondition(in statusInput) corev1.PodCondition {

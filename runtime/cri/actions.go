@@ -12,7 +12,9 @@ import (
 )
 
 // podActions is what one SyncPod must do to bring a pod's runtime state to its
-// spec. computePodActions decides it; SyncPod carries it out.
+// spec. computePodActions decides it; SyncPod carries it out in the
+// kubelet's order: kill, create the sandbox, start ephemeral containers,
+// init containers, then regular containers.
 type podActions struct {
 	// KillPod stops every container and sandbox of the pod first.
 	KillPod bool
@@ -24,6 +26,12 @@ type podActions struct {
 	// Attempt is the sandbox attempt number (one more than the highest seen
 	// when a sandbox is recreated).
 	Attempt uint32
+	// EphemeralContainersToStart are indexes into pod.Spec.EphemeralContainers.
+	EphemeralContainersToStart []int
+	// InitContainersToStart are indexes into pod.Spec.InitContainers, in spec
+	// order: at most one regular init container (the next one), and the
+	// sidecars to start or restart.
+	InitContainersToStart []int
 	// ContainersToStart are indexes into pod.Spec.Containers.
 	ContainersToStart []int
 	// ContainersToKill maps a container ID to why it is killed.
@@ -42,8 +50,9 @@ type containerToKill struct {
 
 // Kill reasons.
 const (
-	killReasonSpecChanged = "SpecChanged"
-	killReasonUnknown     = "Unknown"
+	killReasonSpecChanged  = "SpecChanged"
+	killReasonUnknown      = "Unknown"
+	killReasonStartupProbe = "StartupProbe"
 )
 
 // String formats the actions for logs.
@@ -53,23 +62,42 @@ func (a podActions) String() string {
 		ids = append(ids, k.Name+"="+id.ID)
 	}
 	sort.Strings(ids)
-	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, SandboxID: %q, Attempt: %d, ContainersToStart: %v, ContainersToKill: [%s]",
-		a.KillPod, a.CreateSandbox, a.SandboxID, a.Attempt, a.ContainersToStart, strings.Join(ids, " "))
+	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, SandboxID: %q, Attempt: %d, EphemeralContainersToStart: %v, "+
+		"InitContainersToStart: %v, ContainersToStart: %v, ContainersToKill: [%s]",
+		a.KillPod, a.CreateSandbox, a.SandboxID, a.Attempt, a.EphemeralContainersToStart,
+		a.InitContainersToStart, a.ContainersToStart, strings.Join(ids, " "))
+}
+
+// startupFunc tells whether a running container has started: whether its
+// startup probe (if any) has succeeded. computePodActions gates sidecars on it.
+type startupFunc func(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult
+
+// runningIsStarted is the startupFunc without a prober: a running container
+// has started.
+func runningIsStarted(*corev1.Container, *noderuntime.ContainerStatus) noderuntime.StartupResult {
+	return noderuntime.StartupSucceeded
 }
 
 // computePodActions compares pod's spec with its runtime status and returns
-// the actions that reconcile them. It is pure: no I/O, no clock.
+// the actions that reconcile them. It is pure: no I/O, no clock; startup
+// (nil means runningIsStarted) is asked whether a running sidecar started.
 //
 // A changed sandbox (none, none ready, several ready, a different network
-// namespace mode, no IP) means killing the pod and creating a new sandbox
-// in which every container that the restart policy allows is started again.
-// Otherwise each container that is missing or dead is started when the
-// restart policy allows it, and each running container whose spec hash
-// changed is killed and started again. When nothing runs and nothing should
-// start, the pod is killed.
-func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus) podActions {
+// namespace mode, no IP) means killing the pod and creating a new sandbox,
+// which starts from the first init container, or from every container the
+// restart policy allows when there is none. Otherwise ephemeral containers
+// that never ran are started, then the init containers are advanced
+// (computeInitContainerActions); only once they are done is each regular
+// container that is missing or dead started when the restart policy allows
+// it, and each running one whose spec hash changed killed and started again.
+// When no regular container runs or should start, the pod is killed, its
+// sidecars included.
+func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup startupFunc) podActions {
 	if status == nil {
 		status = &noderuntime.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	if startup == nil {
+		startup = runningIsStarted
 	}
 	changed, attempt, sandboxID := sandboxChanged(pod, status)
 	a := podActions{
@@ -84,6 +112,28 @@ func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus) podAction
 		computeSandboxRecreate(pod, status, &a)
 		return a
 	}
+	a.EphemeralContainersToStart = ephemeralContainersToStart(pod, status)
+	initialized := computeInitContainerActions(pod, status, startup, &a)
+	if a.KillPod {
+		a.EphemeralContainersToStart = nil
+		return a
+	}
+	if !initialized {
+		return a
+	}
+	if computeContainerActions(pod, status, &a) == 0 && len(a.ContainersToStart) == 0 {
+		// Nothing regular runs or will: the pod is done, and its sidecars
+		// must not keep it alive.
+		a.KillPod = true
+		a.InitContainersToStart = nil
+		a.EphemeralContainersToStart = nil
+	}
+	return a
+}
+
+// computeContainerActions decides the regular containers of an initialized
+// pod and returns how many keep running.
+func computeContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, a *podActions) int {
 	keep := 0
 	for idx := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[idx]
@@ -112,15 +162,12 @@ func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus) podAction
 			Message: fmt.Sprintf("Container %s definition changed (spec hash changed), will be restarted", c.Name),
 		}
 	}
-	if keep == 0 && len(a.ContainersToStart) == 0 {
-		a.KillPod = true
-	}
-	return a
+	return keep
 }
 
 // computeSandboxRecreate fills the actions for a pod whose sandbox must be
-// (re)created: which containers start in the new sandbox, or no new sandbox
-// at all when the pod is done.
+// (re)created: the first init container or the containers that start in the
+// new sandbox, or no new sandbox at all when the pod is done.
 func computeSandboxRecreate(pod *corev1.Pod, status *noderuntime.PodStatus, a *podActions) {
 	// Under Never, a pod whose containers already ran gets no new sandbox;
 	// the old one is only killed. With no container status at all the
@@ -137,8 +184,15 @@ func computeSandboxRecreate(pod *corev1.Pod, status *noderuntime.PodStatus, a *p
 		}
 		toStart = append(toStart, idx)
 	}
-	if len(toStart) == 0 && anyContainerCreated(pod, status) {
+	// A pod that got as far as its regular containers and has none left to
+	// run is done: no new sandbox.
+	if len(toStart) == 0 && anyRegularContainerCreated(pod, status) {
 		a.CreateSandbox = false
+		return
+	}
+	// A new sandbox runs the init containers again, from the first.
+	if len(pod.Spec.InitContainers) > 0 {
+		a.InitContainersToStart = []int{0}
 		return
 	}
 	if toStart != nil {
@@ -180,11 +234,16 @@ func containerSucceeded(c *corev1.Container, status *noderuntime.PodStatus) bool
 	return cs != nil && cs.State == noderuntime.ContainerStateExited && cs.ExitCode == 0
 }
 
-// anyContainerCreated reports whether any of the pod's containers has ever
-// been created.
-func anyContainerCreated(pod *corev1.Pod, status *noderuntime.PodStatus) bool {
+// anyRegularContainerCreated reports whether any regular container of the
+// pod was ever created (and so the pod got past its init containers).
+func anyRegularContainerCreated(pod *corev1.Pod, status *noderuntime.PodStatus) bool {
 	for i := range pod.Spec.Containers {
-		if status.FindContainerStatusByName(pod.Spec.Containers[i].Name) != nil {
+		cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if cs == nil {
+			continue
+		}
+		switch cs.State {
+		case noderuntime.ContainerStateCreated, noderuntime.ContainerStateRunning, noderuntime.ContainerStateExited:
 			return true
 		}
 	}

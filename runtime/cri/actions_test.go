@@ -203,7 +203,7 @@ func TestComputePodActions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			pod := tt.pod()
-			got := computePodActions(pod, tt.status(pod))
+			got := computePodActions(pod, tt.status(pod), nil)
 			gotKilled := map[string]string{}
 			for id, k := range got.ContainersToKill {
 				gotKilled[id.ID] = k.Reason

@@ -11,7 +11,7 @@ import (
 
 // Defaults of Config, as the kubelet has them.
 const (
-	// DefaultRootDir is where pod log directories are created.
+	// DefaultRootDir is where pod log and pod directories are created.
 	DefaultRootDir = "/var/lib/nodekit"
 	// DefaultInitialBackOff is the first CrashLoopBackOff delay.
 	DefaultInitialBackOff = 10 * time.Second
@@ -38,8 +38,9 @@ type Config struct {
 	// only objects with its own tag, so several agents can share one runtime.
 	// Required: nodekit defaults it to the node name. Defaults to nothing.
 	InstanceID string
-	// RootDir holds pod log directories (<RootDir>/logs/<ns>_<name>_<uid>).
-	// Defaults to /var/lib/nodekit.
+	// RootDir holds pod log directories (<RootDir>/logs/<ns>_<name>_<uid>)
+	// and pod directories (<RootDir>/pods/<uid>: emptyDir volumes and
+	// termination message files). Defaults to /var/lib/nodekit.
 	RootDir string
 	// CgroupParent, when set, is a cgroupfs path (such as /nodekit) under
 	// which each pod's sandbox gets CgroupParent/pod<uid>. Systemd slices are

@@ -9,12 +9,70 @@
 //	PLEG relist --> GetPods(all) / GetPodStatus(uid) --> ListPodSandbox, ListContainers,
 //	                                                     PodSandboxStatus, ContainerStatus
 //	pod worker --> SyncPod(pod, status) --> computePodActions (pure)
-//	                 1. KillPod when the sandbox changed, else stop unwanted containers
+//	                 1. KillPod when the sandbox changed (then remove the init containers),
+//	                    else stop unwanted containers
 //	                 2. RunPodSandbox when needed
-//	                 3. per container: CrashLoopBackOff, image (pull policy),
-//	                    CreateContainer, StartContainer
-//	           --> KillPod(pod, runningPod, override) --> StopContainer (parallel), StopPodSandbox
-//	housekeeping --> GarbageCollect(isPodRemoved) --> RemoveContainer, RemovePodSandbox
+//	                 3. volumes: <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
+//	                    (tmpfs for medium Memory), hostPath type checks
+//	                 4. start ephemeral, then init, then regular containers: CrashLoopBackOff,
+//	                    image (pull policy), CreateContainer (mounts, termination message
+//	                    file), StartContainer
+//	           --> KillPod(pod, runningPod, override) --> StopContainer (regular containers in
+//	                    parallel, then sidecars in reverse order), StopPodSandbox
+//	housekeeping --> GarbageCollect(isPodRemoved) --> RemoveContainer, RemovePodSandbox,
+//	                    pod directories of removed pods
+//
+// # Init containers, sidecars and ephemeral containers
+//
+// As in the kubelet with sidecars GA (v1.33+), computePodActions walks the
+// init containers: they run one at a time in spec order, each to completion;
+// a failed one is started again with CrashLoopBackOff, unless the pod's
+// restartPolicy is Never, which kills the pod (it fails). A sidecar (an init
+// container with restartPolicy Always) lets the next init container start
+// once it runs and has started: a runtime.StartupResults set through
+// SetStartupResults (runtime.ProbeAware) decides for a sidecar with a
+// startup probe; without one, running counts as started. Sidecars are
+// restarted whenever they exit, with backoff, also after initialization and
+// under restartPolicy Never, and are killed and restarted when their spec
+// changes; they do not keep a pod alive: once no regular container runs or
+// will be restarted, the pod is killed, sidecars included. A recreated
+// sandbox removes the pod's init containers so that they all run again.
+// Ephemeral containers start once, when the pod's ephemeralContainers list
+// names one the runtime never ran (from whichever source changed the spec),
+// even before initialization ends, and are never restarted; one with a
+// targetContainerName joins that container's process namespace.
+//
+// # Termination
+//
+// KillPod gives each container a budget of the pod's grace period (the
+// override the pod workers computed, which only ever shrinks once termination
+// started), counted from the start of KillPod: a preStop hook, when a
+// runtime.PreStopRunner is set, and a sidecar's wait for its turn are taken
+// from it, and the rest, never less than MinimumKillGracePeriod, is the
+// stop timeout. Regular and ephemeral containers stop in parallel at once;
+// sidecars wait until every regular container has exited, then stop in
+// reverse spec order (or when their budget runs out).
+//
+// A container's terminationMessagePath is backed by a host file,
+// <RootDir>/pods/<uid>/containers/<name>/<random>, created before the
+// container and bind-mounted into it. When the container has exited,
+// GetPodStatus puts the end of that file (at most 4096 bytes) into the
+// status message; under terminationMessagePolicy FallbackToLogsOnError, an
+// empty file and a non-zero exit code, the tail of its log (the last 80
+// lines, at most 2048 bytes) instead.
+//
+// # Volumes
+//
+// Only volumes that need no API server are supported: emptyDir (on disk, or
+// a tmpfs with sizeLimit as its size for medium Memory, which needs root)
+// and hostPath with its type checks (DirectoryOrCreate, Directory,
+// FileOrCreate, File, Socket, CharDevice, BlockDevice, or none). A
+// volumeMount may name a subPath or subPathExpr (relative, without "..", not
+// leaving the volume through a symlink; created when missing) and be
+// readOnly. Any other volume type makes every container of the pod fail to
+// start with ErrConfig ("volume cfg: type configMap is not supported yet").
+// The pod's directory, <RootDir>/pods/<uid>, is removed (tmpfs unmounted
+// first) by GarbageCollect once the pod is removed and nothing of it runs.
 //
 // SyncPod records every step in a runtime.SyncResult; a failed step wraps one
 // of the runtime package's sentinel errors (ErrCrashLoopBackOff, ErrImagePull,
@@ -50,10 +108,18 @@
 //   - No cluster DNS: dnsPolicy ClusterFirst gets the host's resolver file,
 //     as the kubelet does when it has no cluster DNS configured.
 //   - Not supported yet (a clear ErrConfig names them): envFrom,
-//     configMapKeyRef, secretKeyRef, resourceFieldRef; volumes, init,
-//     sidecar and ephemeral containers, lifecycle hooks, resource limits and
-//     image pull backoff are not handled.
+//     configMapKeyRef, secretKeyRef, resourceFieldRef; volumes other than
+//     emptyDir and hostPath, volumeDevices, emptyDir medium HugePages.
+//     Not handled yet: postStart hooks (preStop hooks run only through a
+//     PreStopRunner), liveness probes of sidecars, sizeLimit of an emptyDir
+//     on disk, resource limits and image pull backoff.
+//   - A pod known only to the runtime (KillPod with a nil pod) stops all its
+//     containers in parallel: without the spec, sidecars are not known.
 //   - The minimum kill grace period also bounds a gracePeriodOverride.
+//   - A regular container that exited in the current sandbox counts as proof
+//     that the pod was initialized (the kubelet counts only created or
+//     running ones), so a finished pod's exited sidecars are not restarted
+//     once more before the pod is killed.
 //
 // # Concurrency
 //

@@ -42,8 +42,11 @@ func (p *gcPod) running() bool {
 // name (so logs and exit codes survive), and every not-ready sandbox that no
 // container uses except the newest sandbox. For a pod for which isPodRemoved
 // returns true and in which nothing runs, it removes every container, then
-// every sandbox, then the pod's log directory. It also forgets stale
-// CrashLoopBackOff entries. The returned error joins every failure; objects
+// every sandbox, then the pod's log directory and its pod directory
+// (<RootDir>/pods/<uid>, volumes included, tmpfs unmounted first). Pod
+// directories this manager made for removed pods that have nothing left in
+// the runtime are removed too. It also forgets stale CrashLoopBackOff
+// entries. The returned error joins every failure; objects
 // already gone are not errors. Safe to call concurrently with SyncPod.
 func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UID) bool) error {
 	defer m.backOff.GC()
@@ -52,17 +55,24 @@ func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UI
 		return err
 	}
 	var errs []error
+	present := map[types.UID]bool{}
 	for _, p := range pods {
-		if isPodRemoved(p.uid) {
-			if p.running() {
-				m.log.V(4).Info("removed pod still runs, not collecting it", "pod", podFullName(p.name, p.namespace, p.uid))
-				continue
-			}
-			errs = append(errs, m.removePod(ctx, p)...)
+		if !isPodRemoved(p.uid) {
+			present[p.uid] = true
+			errs = append(errs, m.evictDeadContainers(ctx, p)...)
 			continue
 		}
-		errs = append(errs, m.evictDeadContainers(ctx, p)...)
+		if p.running() {
+			m.log.V(4).Info("removed pod still runs, not collecting it", "pod", podFullName(p.name, p.namespace, p.uid))
+			present[p.uid] = true
+			continue
+		}
+		if perrs := m.removePod(ctx, p); len(perrs) > 0 {
+			present[p.uid] = true
+			errs = append(errs, perrs...)
+		}
 	}
+	errs = append(errs, m.removeOrphanPodDirs(isPodRemoved, present)...)
 	return errors.Join(errs...)
 }
 

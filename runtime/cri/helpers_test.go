@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +35,10 @@ type recordingRuntime struct {
 	sandboxHandlers  []string
 	containerConfigs []*runtimeapi.ContainerConfig
 	stopTimeouts     map[string]int64
+	// stopOrder lists container names in the order StopContainer was called.
+	stopOrder []string
+	// onStop, when set, runs inside StopContainer before it returns.
+	onStop func(name string)
 }
 
 func (r *recordingRuntime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
@@ -48,14 +53,51 @@ func (r *recordingRuntime) CreateContainer(ctx context.Context, sandboxID string
 	r.mu.Lock()
 	r.containerConfigs = append(r.containerConfigs, cfg)
 	r.mu.Unlock()
-	return r.FakeRuntimeService.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+	id, err := r.FakeRuntimeService.CreateContainer(ctx, sandboxID, cfg, sbCfg)
+	if err != nil {
+		return id, err
+	}
+	// Keep what containerd reports and the fake drops: mounts and the full
+	// log path.
+	r.Lock()
+	c := r.Containers[id]
+	c.Mounts = cfg.GetMounts()
+	c.LogPath = filepath.Join(sbCfg.GetLogDirectory(), cfg.GetLogPath())
+	r.Unlock()
+	return id, nil
 }
 
 func (r *recordingRuntime) StopContainer(ctx context.Context, id string, timeout int64) error {
+	r.Lock()
+	name := ""
+	if c, ok := r.Containers[id]; ok {
+		name = c.Metadata.Name
+	}
+	r.Unlock()
 	r.mu.Lock()
 	r.stopTimeouts[id] = timeout
+	r.stopOrder = append(r.stopOrder, name)
+	onStop := r.onStop
 	r.mu.Unlock()
+	if onStop != nil {
+		onStop(name)
+	}
 	return r.FakeRuntimeService.StopContainer(ctx, id, timeout)
+}
+
+// stops returns the container names in stop order and their timeouts.
+func (r *recordingRuntime) stops() ([]string, map[string]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byName := map[string]int64{}
+	r.Lock()
+	for id, t := range r.stopTimeouts {
+		if c, ok := r.Containers[id]; ok {
+			byName[c.Metadata.Name] = t
+		}
+	}
+	r.Unlock()
+	return slices.Clone(r.stopOrder), byName
 }
 
 // lastContainerConfig returns the newest CreateContainer config.

@@ -12,14 +12,20 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// KillPod stops every running container of runningPod in parallel, each with
-// the pod's grace period, then stops each of its sandboxes (they are removed
-// later by GarbageCollect). pod may be nil for a pod known only to the
-// runtime: each container's grace period is then read from its annotations.
-// gracePeriodOverride, when set, replaces the grace period; no container
-// gets less than MinimumKillGracePeriod. Objects already gone are not
-// errors. The returned error joins every failure, naming container and pod.
-// KillPod blocks until all stops returned; it is idempotent.
+// KillPod stops every running container of runningPod, then each of its
+// sandboxes (they are removed later by GarbageCollect). Each container has a
+// budget of the pod's grace period, counted from the start of KillPod: its
+// preStop hook (when a runner is set) and, for a sidecar, the wait for its
+// turn come out of it, and whatever is left, never less than
+// MinimumKillGracePeriod, is the stop timeout. Regular and ephemeral
+// containers stop in parallel at once; sidecars stop after every regular
+// container has exited, in reverse spec order, each after the sidecars that
+// follow it (or when its budget runs out). pod may be nil for a pod known
+// only to the runtime: each container's grace period is then read from its
+// annotations, and all stop in parallel. gracePeriodOverride, when set,
+// replaces the grace period. Objects already gone are not errors. The
+// returned error joins every failure, naming container and pod. KillPod
+// blocks until all stops returned; it is idempotent.
 func (m *Manager) KillPod(ctx context.Context, pod *corev1.Pod, runningPod *noderuntime.Pod, gracePeriodOverride *int64) error {
 	result := &noderuntime.SyncResult{}
 	m.killPodWithResult(ctx, pod, runningPod, gracePeriodOverride, result)
@@ -36,18 +42,28 @@ func (m *Manager) killPodWithResult(ctx context.Context, pod *corev1.Pod, runnin
 	if pod != nil {
 		podName = formatPod(pod)
 	}
+	var toStop []*noderuntime.Container
+	var names []string
+	for _, c := range runningPod.Containers {
+		if c.State == noderuntime.ContainerStateRunning || c.State == noderuntime.ContainerStateUnknown {
+			toStop = append(toStop, c)
+			names = append(names, c.Name)
+		}
+	}
+	var order *terminationOrder
+	if pod != nil && hasSidecars(pod) {
+		order = newTerminationOrder(pod, names)
+	}
+	start := m.clk.Now()
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		steps []noderuntime.StepResult
 	)
-	for _, c := range runningPod.Containers {
-		if c.State != noderuntime.ContainerStateRunning && c.State != noderuntime.ContainerStateUnknown {
-			continue
-		}
+	for _, c := range toStop {
 		wg.Go(func() {
 			step := noderuntime.StepResult{Action: noderuntime.KillContainer, Target: c.Name}
-			if err := m.killContainer(ctx, pod, c.ID, c.Name, gracePeriodOverride); err != nil {
+			if err := m.stopContainer(ctx, pod, c.ID, c.Name, gracePeriodOverride, start, order); err != nil {
 				step.Err = fmt.Errorf("%w (pod %s)", err, podName)
 				step.Message = step.Err.Error()
 			}
@@ -69,22 +85,69 @@ func (m *Manager) killPodWithResult(ctx context.Context, pod *corev1.Pod, runnin
 	}
 }
 
-// killContainer stops one container with its grace period. A container that
-// is already gone counts as stopped.
+// killContainer stops one container with its own grace period, outside any
+// termination order (a container that is replaced or not wanted).
 func (m *Manager) killContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string, gracePeriodOverride *int64) error {
+	return m.stopContainer(ctx, pod, id, name, gracePeriodOverride, m.clk.Now(), nil)
+}
+
+// stopContainer stops one container within its budget: the grace period
+// counted from start. Its preStop hook runs first, then it waits for its
+// turn in order (nil for none), then it is stopped with what is left of the
+// budget, at least MinimumKillGracePeriod. A container that is already gone
+// counts as stopped.
+func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string,
+	gracePeriodOverride *int64, start time.Time, order *terminationOrder) error {
 	grace := m.gracePeriod(ctx, pod, id, gracePeriodOverride)
-	m.log.V(2).Info("stopping container", "container", name, "containerID", id.ID, "gracePeriod", grace)
-	err := m.rs.StopContainer(ctx, id.ID, grace)
+	deadline := start.Add(time.Duration(grace) * time.Second)
+	m.runPreStop(ctx, pod, id, name, deadline)
+	if order != nil {
+		order.waitForTurn(ctx, m.clk, name, deadline)
+	}
+	timeout := int64(deadline.Sub(m.clk.Now()) / time.Second)
+	timeout = max(timeout, m.minimumGrace())
+	m.log.V(2).Info("stopping container", "container", name, "containerID", id.ID, "gracePeriod", timeout)
+	err := m.rs.StopContainer(ctx, id.ID, timeout)
 	if err != nil && !crierrors.IsNotFound(err) {
+		// As in the kubelet, the sidecars waiting on this container wait
+		// out their budget: it may still run.
 		return fmt.Errorf("stop container %q (%s): %w: %w", name, id.ID, noderuntime.ErrKillContainer, err)
+	}
+	if order != nil {
+		order.stopped(name)
 	}
 	return nil
 }
 
-// gracePeriod returns the stop timeout in seconds: the override, else the
-// pod's deletion grace period, else its termination grace period (from the
-// container's annotations when pod is nil), else 30s; never below
-// MinimumKillGracePeriod.
+// runPreStop runs the container's preStop hook, when it has one and a runner
+// is set, bounded by the container's deadline. A failed hook is logged; the
+// container is stopped anyway.
+func (m *Manager) runPreStop(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string, deadline time.Time) {
+	runner := m.preStopRunner()
+	spec := containerSpec(pod, name)
+	if runner == nil || spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil {
+		return
+	}
+	left := deadline.Sub(m.clk.Now())
+	if left <= 0 {
+		return
+	}
+	hookCtx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	if err := runner.RunPreStop(hookCtx, pod, spec, id); err != nil {
+		m.log.Error(err, "preStop hook failed", "pod", formatPod(pod), "container", name, "containerID", id.ID)
+	}
+}
+
+// minimumGrace is MinimumKillGracePeriod in whole seconds, rounded up.
+func (m *Manager) minimumGrace() int64 {
+	return int64((m.cfg.MinimumKillGracePeriod + time.Second - 1) / time.Second)
+}
+
+// gracePeriod returns the container's grace period in seconds: the
+// override, else the pod's deletion grace period, else its termination grace
+// period (from the container's annotations when pod is nil), else 30s; never
+// below MinimumKillGracePeriod.
 func (m *Manager) gracePeriod(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, override *int64) int64 {
 	seconds := int64(defaultTerminationGracePeriod / time.Second)
 	switch {
@@ -99,8 +162,7 @@ func (m *Manager) gracePeriod(ctx context.Context, pod *corev1.Pod, id noderunti
 			seconds = s
 		}
 	}
-	minimum := int64((m.cfg.MinimumKillGracePeriod + time.Second - 1) / time.Second)
-	return max(seconds, minimum)
+	return max(seconds, m.minimumGrace())
 }
 
 // annotatedGracePeriod reads the grace period recorded on a container at
@@ -117,4 +179,28 @@ func (m *Manager) annotatedGracePeriod(ctx context.Context, id noderuntime.Conta
 		return s, true
 	}
 	return parseSeconds(a, noderuntime.AnnotationTerminationGracePeriod)
+}
+
+// containerSpec finds the named container among the pod's regular, init and
+// ephemeral containers; nil when pod is nil or has no such container.
+func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
+	if pod == nil {
+		return nil
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return ephemeralAsContainer(&pod.Spec.EphemeralContainers[i])
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
 	criapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -26,6 +27,7 @@ const criAPIVersion = "v1"
 var (
 	_ noderuntime.Runtime          = (*Manager)(nil)
 	_ noderuntime.GarbageCollector = (*Manager)(nil)
+	_ noderuntime.ProbeAware       = (*Manager)(nil)
 )
 
 // Manager is the CRI runtime manager: nodekit's default runtime.Runtime and
@@ -47,6 +49,8 @@ type Manager struct {
 
 	mu          sync.RWMutex
 	runtimeName string
+	startup     noderuntime.StartupResults
+	preStop     noderuntime.PreStopRunner
 }
 
 // NewManager returns a manager over the given CRI services. It does no I/O:
@@ -134,6 +138,49 @@ func (m *Manager) Status(ctx context.Context) (*noderuntime.RuntimeStatus, error
 	}
 	out.Message = strings.Join(msgs, "; ")
 	return out, nil
+}
+
+// SetStartupResults implements runtime.ProbeAware: a sidecar with a startup
+// probe counts as started only once results reports success (and is
+// restarted when it reports failure). Without results (nil), a running
+// sidecar counts as started. Safe for concurrent use.
+func (m *Manager) SetStartupResults(results noderuntime.StartupResults) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.startup = results
+}
+
+// SetPreStopRunner implements runtime.ProbeAware: runner runs each
+// container's preStop hook before it is stopped, inside its grace period.
+// Without a runner (nil), no preStop hook runs. Safe for concurrent use.
+func (m *Manager) SetPreStopRunner(runner noderuntime.PreStopRunner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.preStop = runner
+}
+
+// startupFunc returns how computePodActions learns whether a running
+// container has started.
+func (m *Manager) startupFunc() startupFunc {
+	m.mu.RLock()
+	results := m.startup
+	m.mu.RUnlock()
+	if results == nil {
+		return runningIsStarted
+	}
+	return func(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult {
+		if c.StartupProbe == nil {
+			return noderuntime.StartupSucceeded
+		}
+		return results.StartupResult(cs.ID)
+	}
+}
+
+// preStopRunner returns the preStop runner, or nil.
+func (m *Manager) preStopRunner() noderuntime.PreStopRunner {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.preStop
 }
 
 // containerID qualifies a runtime ID with the runtime's type.

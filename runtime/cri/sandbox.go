@@ -97,11 +97,21 @@ func toProtocol(p corev1.Protocol) runtimeapi.Protocol {
 	return runtimeapi.Protocol_TCP
 }
 
-// anyPrivileged reports whether any container of the pod is privileged; the
-// sandbox must be privileged then.
+// anyPrivileged reports whether any container of the pod (regular, init or
+// ephemeral) is privileged; the sandbox must be privileged then.
 func anyPrivileged(pod *corev1.Pod) bool {
-	for _, c := range pod.Spec.Containers {
-		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
+	privileged := func(sc *corev1.SecurityContext) bool {
+		return sc != nil && sc.Privileged != nil && *sc.Privileged
+	}
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if privileged(list[i].SecurityContext) {
+				return true
+			}
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if privileged(pod.Spec.EphemeralContainers[i].SecurityContext) {
 			return true
 		}
 	}

@@ -133,7 +133,8 @@ func sandboxIPs(s *runtimeapi.PodSandboxStatus) []string {
 }
 
 // toContainerStatus merges a listed container (which knows its sandbox) with
-// its inspected status.
+// its inspected status. An exited container's message gets the termination
+// message it left.
 func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.ContainerStatus) *noderuntime.ContainerStatus {
 	name := s.GetMetadata().GetName()
 	if name == "" {
@@ -142,6 +143,17 @@ func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.
 	imageID := s.GetImageId()
 	if imageID == "" {
 		imageID = s.GetImageRef()
+	}
+	message := s.GetMessage()
+	if s.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
+		l := s.GetLabels()
+		logDir := m.podLogDir(l[noderuntime.LabelPodNamespace], l[noderuntime.LabelPodName], podUIDOf(l))
+		if tm := terminationMessage(s, logDir); tm != "" {
+			if message != "" {
+				message += ": "
+			}
+			message += tm
+		}
 	}
 	return &noderuntime.ContainerStatus{
 		ID:           m.containerID(s.GetId()),
@@ -157,7 +169,7 @@ func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.
 		Hash:         parseHash(s.GetAnnotations()),
 		RestartCount: parseRestartCount(s.GetAnnotations()),
 		Reason:       s.GetReason(),
-		Message:      s.GetMessage(),
+		Message:      message,
 		SandboxID:    listed.GetPodSandboxId(),
 	}
 }

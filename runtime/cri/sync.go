@@ -3,21 +3,21 @@ package cri
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	crierrors "k8s.io/cri-api/pkg/errors"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // SyncPod brings the pod's runtime state to its spec, in the kubelet's
-// order: compute the actions; kill the pod when its sandbox changed,
-// otherwise kill unwanted containers; create the sandbox; start containers.
+// order: compute the actions; kill the pod when its sandbox changed (and
+// remove its init containers, so a new sandbox runs them again), otherwise
+// kill unwanted containers; create the sandbox; set up the pod's volumes;
+// start ephemeral containers, then init containers (stopping at the first
+// regular init container that fails to start), then regular containers.
 // Every step is recorded in the result, whose failed steps wrap the runtime
 // package's sentinel errors. status is the pod's latest runtime status (nil
 // for none). SyncPod blocks for the runtime calls; it must not run
@@ -27,55 +27,125 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 	if status == nil {
 		status = &noderuntime.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	actions := computePodActions(pod, status)
+	actions := computePodActions(pod, status, m.startupFunc())
 	log := m.log.WithValues("pod", formatPod(pod))
 	log.V(4).Info("computed pod actions", "actions", actions.String())
-
-	if actions.KillPod {
-		if actions.CreateSandbox && actions.SandboxID != "" {
-			log.V(2).Info("pod sandbox changed, it will be killed and re-created", "sandbox", actions.SandboxID)
-		}
-		m.killPodWithResult(ctx, pod, runningPod(status), nil, result)
-		if result.Error() != nil {
-			return result
-		}
-	} else if !m.killUnwanted(ctx, pod, actions, result) {
+	if !m.killForSync(ctx, pod, status, actions, result) {
 		return result
 	}
 
-	podIPs := status.IPs
-	sandboxID := actions.SandboxID
-	var sbCfg *runtimeapi.PodSandboxConfig
+	ps := &podStart{pod: pod, status: status, sandboxID: actions.SandboxID, podIPs: status.IPs, result: result}
 	if actions.CreateSandbox {
 		id, cfg, ips, ok := m.createSandbox(ctx, pod, actions.Attempt, result)
 		if !ok {
 			return result
 		}
-		sandboxID, sbCfg = id, cfg
+		ps.sandboxID, ps.sbCfg = id, cfg
 		if !pod.Spec.HostNetwork {
-			podIPs = ips
+			ps.podIPs = ips
 		}
 	}
-	if len(actions.ContainersToStart) == 0 {
+	if !actions.startsAny() {
 		return result
 	}
-	if sbCfg == nil {
+	if ps.sbCfg == nil {
 		cfg, err := m.sandboxConfig(pod, actions.Attempt)
 		if err != nil {
 			result.Fail(fmt.Errorf("generate sandbox config of pod %s: %w: %w", formatPod(pod), noderuntime.ErrConfig, err))
 			return result
 		}
-		sbCfg = cfg
+		ps.sbCfg = cfg
 	}
-	for _, idx := range actions.ContainersToStart {
-		m.startContainer(ctx, pod, &pod.Spec.Containers[idx], status, sandboxID, sbCfg, podIPs, result)
+	vols, err := m.setupVolumes(pod)
+	if err != nil {
+		failStarts(pod, actions, err, result)
+		return result
 	}
+	ps.volumes = vols
+	m.startContainers(ctx, ps, actions)
 	return result
 }
 
-// runningPod is the part of status that KillPod stops.
-func runningPod(status *noderuntime.PodStatus) *noderuntime.Pod {
-	return status.ToPod()
+// startContainers starts what the actions name, ephemeral containers first.
+// A regular init container that fails to start ends the sync; a sidecar that
+// fails does not hold back the others.
+func (m *Manager) startContainers(ctx context.Context, ps *podStart, actions podActions) {
+	pod := ps.pod
+	for _, idx := range actions.EphemeralContainersToStart {
+		ec := &pod.Spec.EphemeralContainers[idx]
+		m.startContainer(ctx, ps, ephemeralAsContainer(ec), ec.TargetContainerName)
+	}
+	for _, idx := range actions.InitContainersToStart {
+		c := &pod.Spec.InitContainers[idx]
+		if !m.startContainer(ctx, ps, c, "") && !noderuntime.IsSidecar(c) {
+			return
+		}
+	}
+	for _, idx := range actions.ContainersToStart {
+		m.startContainer(ctx, ps, &pod.Spec.Containers[idx], "")
+	}
+}
+
+// startsAny reports whether the actions start any container.
+func (a podActions) startsAny() bool {
+	return len(a.EphemeralContainersToStart)+len(a.InitContainersToStart)+len(a.ContainersToStart) > 0
+}
+
+// failStarts records err as the failed start of every container the actions
+// would start.
+func failStarts(pod *corev1.Pod, a podActions, err error, result *noderuntime.SyncResult) {
+	add := func(name string) { result.Add(noderuntime.StartContainer, name, err, err.Error()) }
+	for _, i := range a.EphemeralContainersToStart {
+		add(pod.Spec.EphemeralContainers[i].Name)
+	}
+	for _, i := range a.InitContainersToStart {
+		add(pod.Spec.InitContainers[i].Name)
+	}
+	for _, i := range a.ContainersToStart {
+		add(pod.Spec.Containers[i].Name)
+	}
+}
+
+// killForSync stops what must stop before anything starts: the whole pod
+// when the actions say so (and, before a new sandbox, its init containers
+// are removed so that they run again), else the unwanted containers. It
+// reports whether the sync may go on.
+func (m *Manager) killForSync(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus, actions podActions, result *noderuntime.SyncResult) bool {
+	if !actions.KillPod {
+		return m.killUnwanted(ctx, pod, actions, result)
+	}
+	if actions.CreateSandbox && actions.SandboxID != "" {
+		m.log.V(2).Info("pod sandbox changed, it will be killed and re-created", "pod", formatPod(pod), "sandbox", actions.SandboxID)
+	}
+	m.killPodWithResult(ctx, pod, status.ToPod(), nil, result)
+	if result.Error() != nil {
+		return false
+	}
+	if actions.CreateSandbox {
+		return m.purgeInitContainers(ctx, pod, status, result)
+	}
+	return true
+}
+
+// purgeInitContainers removes every instance of the pod's init containers,
+// so that the statuses of a sandbox being replaced do not count as progress
+// in the new one. A failure ends the sync; it is retried.
+func (m *Manager) purgeInitContainers(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus, result *noderuntime.SyncResult) bool {
+	names := map[string]bool{}
+	for i := range pod.Spec.InitContainers {
+		names[pod.Spec.InitContainers[i].Name] = true
+	}
+	for _, cs := range status.ContainerStatuses {
+		if !names[cs.Name] {
+			continue
+		}
+		m.log.V(4).Info("removing init container before the sandbox is re-created", "pod", formatPod(pod), "container", cs.Name, "containerID", cs.ID.ID)
+		if err := m.rs.RemoveContainer(ctx, cs.ID.ID); err != nil && !crierrors.IsNotFound(err) {
+			result.Fail(fmt.Errorf("remove init container %q (%s) of pod %s: %w", cs.Name, cs.ID.ID, formatPod(pod), err))
+			return false
+		}
+	}
+	return true
 }
 
 // killUnwanted stops the containers the actions name, in a stable order, and
@@ -111,7 +181,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		msg := fmt.Sprintf("Generate sandbox config for pod %q failed: %v", target, err)
 		return fail(fmt.Errorf("sandbox config of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
-	if err := os.MkdirAll(cfg.GetLogDirectory(), 0o755); err != nil {
+	if err := mkdirAll(cfg.GetLogDirectory()); err != nil {
 		msg := fmt.Sprintf("Create pod log directory for pod %q failed: %v", target, err)
 		return fail(fmt.Errorf("log directory of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
@@ -128,97 +198,4 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		return "", nil, nil, false
 	}
 	return id, cfg, sandboxIPs(resp.GetStatus()), true
-}
-
-// startContainer waits out CrashLoopBackOff, ensures the image, then creates
-// and starts one container, recording the outcome as a StartContainer step.
-func (m *Manager) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, status *noderuntime.PodStatus,
-	sandboxID string, sbCfg *runtimeapi.PodSandboxConfig, podIPs []string, result *noderuntime.SyncResult) {
-	if m.inBackOff(pod, c, status, result) {
-		return
-	}
-	imageRef, ok := m.ensureImage(ctx, pod, c, sbCfg, result)
-	if !ok {
-		return
-	}
-	restartCount := m.nextRestartCount(pod, c, status)
-	cfg, err := m.containerConfig(pod, c, imageRef, restartCount, podIPs)
-	if err != nil {
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return
-	}
-	if err := os.MkdirAll(filepath.Join(sbCfg.GetLogDirectory(), c.Name), 0o755); err != nil {
-		err = fmt.Errorf("log directory of container %q: %w: %w", c.Name, noderuntime.ErrCreateContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return
-	}
-	m.log.V(2).Info("starting container", "pod", formatPod(pod), "container", c.Name, "restartCount", restartCount)
-	id, err := m.rs.CreateContainer(ctx, sandboxID, cfg, sbCfg)
-	if err != nil {
-		err = fmt.Errorf("create container %q of pod %s: %w: %w", c.Name, formatPod(pod), noderuntime.ErrCreateContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return
-	}
-	if err := m.rs.StartContainer(ctx, id); err != nil {
-		err = fmt.Errorf("start container %q (%s) of pod %s: %w: %w", c.Name, id, formatPod(pod), noderuntime.ErrRunContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return
-	}
-	result.Add(noderuntime.StartContainer, c.Name, nil, "")
-}
-
-// nextRestartCount is one more than the newest instance's restart count; with
-// no instance left in the runtime, the log files of earlier instances tell.
-func (m *Manager) nextRestartCount(pod *corev1.Pod, c *corev1.Container, status *noderuntime.PodStatus) int {
-	if cs := status.FindContainerStatusByName(c.Name); cs != nil {
-		return cs.RestartCount + 1
-	}
-	entries, err := os.ReadDir(filepath.Join(m.podLogDir(pod.Namespace, pod.Name, pod.UID), c.Name))
-	if err != nil {
-		return 0
-	}
-	next := 0
-	for _, e := range entries {
-		n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log"))
-		if err == nil && strings.HasSuffix(e.Name(), ".log") && n >= next {
-			next = n + 1
-		}
-	}
-	return next
-}
-
-// backOffKey identifies a container's CrashLoopBackOff entry; a new spec
-// hash starts a fresh backoff.
-func backOffKey(pod *corev1.Pod, c *corev1.Container) string {
-	return fmt.Sprintf("%s_%s_%s_%s_%x", pod.Name, pod.Namespace, pod.UID, c.Name, hashContainer(c))
-}
-
-// inBackOff applies CrashLoopBackOff to a container that exited before:
-// while the delay since its newest exit has not passed, it records a failed
-// StartContainer step and returns true; otherwise it advances the delay.
-func (m *Manager) inBackOff(pod *corev1.Pod, c *corev1.Container, status *noderuntime.PodStatus, result *noderuntime.SyncResult) bool {
-	var exited *noderuntime.ContainerStatus
-	for _, cs := range status.ContainerStatuses {
-		if cs.Name == c.Name && cs.State == noderuntime.ContainerStateExited {
-			exited = cs
-			break
-		}
-	}
-	if exited == nil {
-		return false
-	}
-	key := backOffKey(pod, c)
-	if m.backOff.IsInBackOffSince(key, exited.FinishedAt) {
-		delay := m.backOff.Get(key)
-		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, formatPod(pod))
-		result.Steps = append(result.Steps, noderuntime.StepResult{
-			Action: noderuntime.StartContainer, Target: c.Name, Message: msg,
-			Err:        fmt.Errorf("%w: %s", noderuntime.ErrCrashLoopBackOff, msg),
-			RetryAfter: delay - m.clk.Since(exited.FinishedAt),
-		})
-		m.log.V(4).Info("back-off restarting failed container", "pod", formatPod(pod), "container", c.Name, "delay", delay)
-		return true
-	}
-	m.backOff.Next(key, exited.FinishedAt)
-	return false
 }

@@ -1,0 +1,109 @@
+//go:build linux
+
+package cri
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// mountInfo is the kernel's table of this process's mounts.
+const mountInfo = "/proc/self/mountinfo"
+
+// ensureTmpfs mounts a tmpfs on dir unless one is mounted there already;
+// size in bytes, 0 for the kernel's default (half the memory).
+func ensureTmpfs(dir string, size int64) error {
+	points, err := mountPoints()
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	if points[real] {
+		return nil
+	}
+	opts := "mode=0777"
+	if size > 0 {
+		opts += ",size=" + strconv.FormatInt(size, 10)
+	}
+	if err := syscall.Mount("tmpfs", real, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount tmpfs on %s: %w", real, err)
+	}
+	return nil
+}
+
+// unmountBelow unmounts every mount at or below dir, deepest first.
+func unmountBelow(dir string) error {
+	points, err := mountPoints()
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	var below []string
+	for p := range points {
+		if p == real || strings.HasPrefix(p, real+"/") {
+			below = append(below, p)
+		}
+	}
+	sort.Slice(below, func(i, j int) bool { return len(below[i]) > len(below[j]) })
+	for _, p := range below {
+		if err := syscall.Unmount(p, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("unmount %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// mountPoints returns the set of mount points of this process.
+func mountPoints() (map[string]bool, error) {
+	f, err := os.Open(mountInfo)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	points := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 {
+			points[unescapeMountPath(fields[4])] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", mountInfo, err)
+	}
+	return points, nil
+}
+
+// unescapeMountPath undoes the octal escapes (\040 for a space) of
+// mountinfo paths.
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,101 @@
+package cri
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// instanceFile, in a pod directory, holds the InstanceID of the manager that
+// made it: GarbageCollect removes only its own pod directories, so agents
+// that share a root directory never remove each other's.
+const instanceFile = "nodekit-instance"
+
+// ensurePodDir creates <RootDir>/pods/<uid> and marks it as this manager's.
+func (m *Manager) ensurePodDir(uid types.UID) error {
+	dir := m.podDir(uid)
+	marker := filepath.Join(dir, instanceFile)
+	if _, err := os.Stat(marker); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return os.WriteFile(marker, []byte(m.cfg.InstanceID), 0o644)
+}
+
+// newTerminationMessageFile creates the empty host file that backs one
+// container instance's terminationMessagePath:
+// <RootDir>/pods/<uid>/containers/<name>/<random>, writable by any user.
+func (m *Manager) newTerminationMessageFile(pod *corev1.Pod, c *corev1.Container) (string, error) {
+	dir := filepath.Join(m.podDir(pod.UID), "containers", c.Name)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", fmt.Errorf("termination message directory of container %q: %w", c.Name, err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%08x", rand.Uint32()))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o666)
+	if err != nil {
+		return "", fmt.Errorf("termination message file of container %q: %w", c.Name, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("termination message file of container %q: %w", c.Name, err)
+	}
+	// The umask narrowed the mode; any user in the container may write it.
+	if err := os.Chmod(path, 0o666); err != nil {
+		return "", fmt.Errorf("termination message file of container %q: %w", c.Name, err)
+	}
+	return path, nil
+}
+
+// removePodDir unmounts whatever is mounted below the pod's directory (the
+// tmpfs of Memory emptyDirs) and removes the directory. Nothing is removed
+// while a mount remains. The caller guarantees nothing of the pod runs.
+func (m *Manager) removePodDir(uid types.UID) error {
+	dir := m.podDir(uid)
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err := unmountBelow(dir); err != nil {
+		return fmt.Errorf("unmount volumes of pod %s: %w", uid, err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove directory of pod %s: %w", uid, err)
+	}
+	m.log.V(2).Info("removed pod directory", "podUID", uid)
+	return nil
+}
+
+// removeOrphanPodDirs removes this manager's pod directories of pods that
+// are removed and have nothing left in the runtime (present lists the pods
+// that do).
+func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present map[types.UID]bool) []error {
+	entries, err := os.ReadDir(filepath.Join(m.cfg.RootDir, "pods"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return []error{fmt.Errorf("list pod directories: %w", err)}
+	}
+	var errs []error
+	for _, e := range entries {
+		uid := types.UID(e.Name())
+		if !e.IsDir() || present[uid] || !isPodRemoved(uid) || !m.ownsPodDir(uid) {
+			continue
+		}
+		if err := m.removePodDir(uid); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// ownsPodDir reports whether this manager made the pod's directory.
+func (m *Manager) ownsPodDir(uid types.UID) bool {
+	b, err := os.ReadFile(filepath.Join(m.podDir(uid), instanceFile))
+	return err == nil && string(b) == m.cfg.InstanceID
+}
