@@ -9,10 +9,22 @@ import (
 	"time"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	"github.com/nodekit/nodekit/runtime/cri"
+	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/server"
+)
+
+// Values of Config.Runtime.
+const (
+	// RuntimeCRI is a CRI runtime (containerd, CRI-O) at RuntimeEndpoint.
+	RuntimeCRI = "cri"
+	// RuntimeSim is the SIMULATED in-process runtime of runtime/sim: nothing
+	// runs. It is for research, benchmarks and trying the agent.
+	RuntimeSim = "sim"
 )
 
 // Config is the whole agent's configuration: a few shared settings and one
@@ -26,8 +38,13 @@ type Config struct {
 	// RootDir holds pod directories and container logs. Defaults to
 	// /var/lib/nodekit.
 	RootDir string
+	// Runtime selects the container runtime: "cri" for the CRI runtime at
+	// RuntimeEndpoint, or "sim" for the simulated in-process runtime
+	// (runtime/sim), where nothing runs. Defaults to "cri".
+	Runtime string
 	// RuntimeEndpoint is the CRI runtime's socket, e.g.
-	// unix:///run/containerd/containerd.sock. Required.
+	// unix:///run/containerd/containerd.sock. Required when Runtime is
+	// "cri". Defaults to none.
 	RuntimeEndpoint string
 	// ImageEndpoint is the CRI image service's socket. Defaults to
 	// RuntimeEndpoint.
@@ -40,6 +57,16 @@ type Config struct {
 	// without change notifications. Defaults to 20s.
 	FileCheckPeriod time.Duration
 
+	// Kubeconfig joins the node to a cluster: pods bound to the node come
+	// from the API server, statuses and mirror pods go to it, and the Node
+	// and its Lease are kept there. It works with a node's own credentials.
+	// Defaults to none: the agent runs static pods alone.
+	Kubeconfig string
+	// KubeAPIQPS limits requests to the API server per second. Defaults to 50.
+	KubeAPIQPS float32
+	// KubeAPIBurst is the burst allowed above KubeAPIQPS. Defaults to 100.
+	KubeAPIBurst int
+
 	// Agent configures the sync loop.
 	Agent agent.Config
 	// PLEG configures the generic PLEG.
@@ -51,6 +78,9 @@ type Config struct {
 	// Server configures the HTTP server. Port defaults to 10255 in
 	// DefaultConfig; 0 turns the server off.
 	Server server.Config
+	// Sim configures the simulated runtime when Runtime is "sim". Defaults
+	// to no latency and every image present.
+	Sim sim.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -79,8 +109,17 @@ func (c Config) Complete() (Config, error) {
 	if c.RootDir == "" {
 		c.RootDir = "/var/lib/nodekit"
 	}
+	if c.Runtime == "" {
+		c.Runtime = RuntimeCRI
+	}
 	if c.ImageEndpoint == "" {
 		c.ImageEndpoint = c.RuntimeEndpoint
+	}
+	if c.KubeAPIQPS == 0 {
+		c.KubeAPIQPS = 50
+	}
+	if c.KubeAPIBurst == 0 {
+		c.KubeAPIBurst = 100
 	}
 	if c.RuntimeRequestTimeout == 0 {
 		c.RuntimeRequestTimeout = 2 * time.Minute
@@ -102,8 +141,17 @@ func (c Config) Complete() (Config, error) {
 // Validate reports every invalid setting of a completed Config.
 func (c Config) Validate() error {
 	var errs []error
-	if c.RuntimeEndpoint == "" {
-		errs = append(errs, errors.New("runtimeEndpoint is required (e.g. unix:///run/containerd/containerd.sock)"))
+	switch c.Runtime {
+	case RuntimeCRI:
+		if c.RuntimeEndpoint == "" {
+			errs = append(errs, errors.New("runtimeEndpoint is required (e.g. unix:///run/containerd/containerd.sock)"))
+		}
+	case RuntimeSim:
+		if err := c.Sim.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	default:
+		errs = append(errs, fmt.Errorf("runtime %q: want %q or %q", c.Runtime, RuntimeCRI, RuntimeSim))
 	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
@@ -114,4 +162,17 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// statusConfig is the status manager's share of the settings.
+func (c Config) statusConfig() status.Config {
+	return status.Config{NodeName: c.NodeName}
+}
+
+// nodeStatusConfig is the node status reporter's share of the settings.
+func (c Config) nodeStatusConfig() nodestatus.Config {
+	return nodestatus.Config{
+		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
+		RootDir: c.RootDir, KubeletPort: c.Server.Port,
+	}
 }

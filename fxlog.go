@@ -5,14 +5,14 @@ import (
 	"go.uber.org/fx/fxevent"
 )
 
-// fxLogger sends fx's own events to the agent's logger at V(4). fx returns
+// fxLogger sends fx's own events to the agent's logger at V(6). fx returns
 // every error it logs to the caller of New, Start or Stop, so errors are
 // handled there, once, and only traced here.
 type fxLogger struct{ log logr.Logger }
 
 // LogEvent implements fxevent.Logger.
 func (l fxLogger) LogEvent(e fxevent.Event) {
-	l.log.V(4).Info("fx event", "type", eventType(e), "event", e)
+	l.log.V(6).Info("fx event", "type", eventType(e), "event", e)
 }
 
 func eventType(e fxevent.Event) string {

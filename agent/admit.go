@@ -11,10 +11,9 @@ import (
 // Rejection reasons, as the kubelet names them.
 const reasonOutOfPods = "OutOfpods"
 
-// admit decides whether a new pod may run on this node: today, whether the
-// node still has room under MaxPods.
-func (a *Agent) admit(pod *corev1.Pod) (reason, message string, ok bool) {
-	active := a.activePods(pod)
+// admit decides whether a new pod may run on this node, given how many
+// pods are active: today, whether the node still has room under MaxPods.
+func (a *Agent) admit(active int) (reason, message string, ok bool) {
 	if active >= a.cfg.MaxPods {
 		return reasonOutOfPods, fmt.Sprintf(
 			"Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, a.cfg.MaxPods), false
@@ -22,14 +21,14 @@ func (a *Agent) admit(pod *corev1.Pod) (reason, message string, ok bool) {
 	return "", "", true
 }
 
-// activePods counts the pods handed to workers that have not finished,
-// other than pod itself.
-func (a *Agent) activePods(pod *corev1.Pod) int {
+// activePods counts the pods handed to workers that have not finished, and
+// the static pods waiting to start.
+func (a *Agent) activePods() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := 0
 	for uid := range a.started {
-		if uid == pod.UID || a.workers.IsPodKnownTerminated(uid) {
+		if a.workers.IsPodKnownTerminated(uid) {
 			continue
 		}
 		if st, ok := a.statuses.GetPodStatus(uid); ok && isTerminalPhase(st.Phase) {

@@ -48,6 +48,7 @@ type Agent struct {
 	rt       noderuntime.Runtime
 	statuses StatusStore
 	registry *Registry
+	mirrors  MirrorClient
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -71,13 +72,15 @@ type Deps struct {
 	Runtime  noderuntime.Runtime
 	Statuses StatusStore
 	Registry *Registry
+	// Mirrors, when set, removes mirror pods whose static pod is gone.
+	Mirrors MirrorClient
 }
 
 // New returns an Agent over deps. It does no I/O; Run starts everything.
 func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
-		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
 		started: map[types.UID]string{},

@@ -16,23 +16,51 @@ import (
 // dispatch applies one update from the pod config.
 func (a *Agent) dispatch(u sources.PodUpdate) {
 	a.log.V(2).Info("Pod update", "op", u.Op.String(), "source", u.Source, "pods", len(u.Pods))
+	pods, mirrors := splitMirrors(u.Pods)
+	a.handleMirrors(u.Op, mirrors)
 	switch u.Op {
 	case sources.ADD:
-		a.handleAdditions(u.Pods)
+		a.handleAdditions(pods)
 	case sources.UPDATE, sources.DELETE:
-		for _, pod := range u.Pods {
+		for _, pod := range pods {
 			a.registry.Set(pod)
 			a.startOrUpdate(pod, podworkers.SyncPodUpdate)
 		}
 	case sources.REMOVE:
-		for _, pod := range u.Pods {
-			a.registry.Remove(pod.UID)
+		for _, pod := range pods {
+			a.registry.Remove(pod)
 			a.forgetPending(pod.UID)
 			a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 		}
 	case sources.RECONCILE:
-		for _, pod := range u.Pods {
+		for _, pod := range pods {
 			a.registry.Set(pod)
+		}
+	}
+}
+
+func splitMirrors(all []*corev1.Pod) (pods, mirrors []*corev1.Pod) {
+	for _, p := range all {
+		if isMirror(p) {
+			mirrors = append(mirrors, p)
+		} else {
+			pods = append(pods, p)
+		}
+	}
+	return pods, mirrors
+}
+
+// handleMirrors records mirror pods; a mirror that changed or went away gets
+// its static pod synced, which recreates it. Mirror pods never run.
+func (a *Agent) handleMirrors(op sources.Op, mirrors []*corev1.Pod) {
+	for _, m := range mirrors {
+		if op == sources.REMOVE {
+			a.registry.Remove(m)
+		} else {
+			a.registry.Set(m)
+		}
+		if static := a.registry.StaticFor(m); static != nil && op != sources.RECONCILE && !a.isPending(static.UID) {
+			a.startOrUpdate(static, podworkers.SyncPodSync)
 		}
 	}
 }
@@ -40,12 +68,14 @@ func (a *Agent) dispatch(u sources.PodUpdate) {
 // handleAdditions admits new pods, oldest first, and starts their workers.
 func (a *Agent) handleAdditions(pods []*corev1.Pod) {
 	sortByAge(pods)
+	active := a.activePods() // counted once: a batch of N pods costs O(N)
 	for _, pod := range pods {
 		a.registry.Set(pod)
-		if reason, msg, ok := a.admit(pod); !ok {
+		if reason, msg, ok := a.admit(active); !ok {
 			a.reject(pod, reason, msg)
 			continue
 		}
+		active++
 		a.startOrUpdate(pod, podworkers.SyncPodCreate)
 	}
 }
@@ -67,7 +97,14 @@ func (a *Agent) startOrUpdate(pod *corev1.Pod, t podworkers.UpdateType) {
 	if a.forgetPending(pod.UID) {
 		t = podworkers.SyncPodCreate
 	}
-	a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod})
+	a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: t, Pod: pod, MirrorPod: a.mirrorOf(pod)})
+}
+
+func (a *Agent) mirrorOf(pod *corev1.Pod) *corev1.Pod {
+	if !isStatic(pod) {
+		return nil
+	}
+	return a.registry.MirrorFor(pod)
 }
 
 // namesakeRunning reports whether a pod with the same namespace and name but
@@ -95,7 +132,7 @@ func (a *Agent) forgetPending(uid types.UID) bool {
 func (a *Agent) handlePLEGEvent(e *pleg.Event) {
 	if pod := a.registry.Get(e.ID); pod != nil && !a.isRejected(pod.UID) && !a.isPending(pod.UID) {
 		a.log.V(4).Info("PLEG event", "pod", klog.KObj(pod), "event", e.Type, "container", e.Data)
-		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
+		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod, MirrorPod: a.mirrorOf(pod)})
 	}
 }
 
@@ -147,6 +184,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	known := a.workers.SyncKnownPods(a.registry.List())
 	a.forgetStatuses(known)
 	a.killOrphans(ctx, known)
+	a.deleteOrphanedMirrors(ctx)
 	a.collectGarbage(ctx)
 }
 

@@ -10,15 +10,16 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// Module provides the Agent, its Registry, the in-memory StatusStore and the
-// Syncer as the podworkers.SyncHandler. It needs a PodConfig, a WorkSource
-// and a Requeuer (nodekit binds the sources.Mux and the podworkers.WorkQueue
-// to them), the PLEG, the pod workers and the runtime.
+// Module provides the Agent, its Registry and the Syncer as the
+// podworkers.SyncHandler. It needs a PodConfig, a WorkSource and a Requeuer
+// (nodekit binds the sources.Mux and the podworkers.WorkQueue to them), a
+// StatusStore (nodekit binds managers/status; NewMemoryStatuses is the
+// API-less default), the PLEG, the pod workers and the runtime, and uses a
+// MirrorClient when one is provided.
 var Module = fx.Module("agent",
 	fx.Provide(
 		NewRegistry,
-		fx.Annotate(NewMemoryStatuses, fx.As(new(StatusStore))),
-		fx.Annotate(NewSyncer, fx.As(new(podworkers.SyncHandler))),
+		fx.Annotate(newSyncerFromParams, fx.As(new(podworkers.SyncHandler))),
 		newFromParams,
 	),
 )
@@ -33,6 +34,7 @@ type agentParams struct {
 	Runtime  noderuntime.Runtime
 	Statuses StatusStore
 	Registry *Registry
+	Mirrors  MirrorClient `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
 	Cfg      Config
@@ -41,6 +43,26 @@ type agentParams struct {
 func newFromParams(p agentParams) *Agent {
 	return New(Deps{
 		Config: p.Config, PLEG: p.PLEG, Workers: p.Workers, Queue: p.Queue,
-		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry,
+		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry, Mirrors: p.Mirrors,
 	}, p.Clock, p.Log, p.Cfg)
+}
+
+type syncerParams struct {
+	fx.In
+
+	Runtime  noderuntime.Runtime
+	Statuses StatusStore
+	Requeue  Requeuer
+	Mirrors  MirrorClient `optional:"true"`
+	Clock    clock.WithTicker
+	Log      logr.Logger
+	Cfg      Config
+}
+
+func newSyncerFromParams(p syncerParams) *Syncer {
+	var opts []SyncerOption
+	if p.Mirrors != nil {
+		opts = append(opts, WithMirrorClient(p.Mirrors))
+	}
+	return NewSyncer(p.Runtime, p.Statuses, p.Requeue, p.Clock, p.Log, p.Cfg, opts...)
 }

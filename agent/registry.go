@@ -8,41 +8,125 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Registry is the set of pods the agent wants to run, keyed by UID: the
-// kubelet's pod manager. It is safe for concurrent use; it stores the pods it
-// is given and returns them as they are, so callers must not mutate them.
+// Registry is the set of pods the agent wants to run, keyed by UID, and the
+// mirror pods the API server shows for its static pods: the kubelet's pod
+// manager. It is safe for concurrent use; it stores the pods it is given and
+// returns them as they are, so callers must not mutate them.
 type Registry struct {
-	mu   sync.RWMutex
-	pods map[types.UID]*corev1.Pod
+	mu      sync.RWMutex
+	pods    map[types.UID]*corev1.Pod
+	mirrors map[string]*corev1.Pod // by full name
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{pods: map[types.UID]*corev1.Pod{}}
+	return &Registry{pods: map[types.UID]*corev1.Pod{}, mirrors: map[string]*corev1.Pod{}}
 }
 
-// Set adds or replaces a pod.
+// Set adds or replaces a pod; a mirror pod is recorded as the mirror of the
+// static pod with its full name.
 func (r *Registry) Set(pod *corev1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if isMirror(pod) {
+		r.mirrors[fullName(pod)] = pod
+		return
+	}
 	r.pods[pod.UID] = pod
 }
 
-// Remove forgets a pod.
-func (r *Registry) Remove(uid types.UID) {
+// Remove forgets a pod (or mirror pod).
+func (r *Registry) Remove(pod *corev1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.pods, uid)
+	if isMirror(pod) {
+		if m := r.mirrors[fullName(pod)]; m != nil && m.UID == pod.UID {
+			delete(r.mirrors, fullName(pod))
+		}
+		return
+	}
+	delete(r.pods, pod.UID)
 }
 
-// Get returns the pod with the UID, or nil.
+// Get returns the pod with the UID, or nil. Mirror pods are not returned.
 func (r *Registry) Get(uid types.UID) *corev1.Pod {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.pods[uid]
 }
 
+// MirrorFor returns the mirror pod of a static pod, or nil.
+func (r *Registry) MirrorFor(pod *corev1.Pod) *corev1.Pod {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.mirrors[fullName(pod)]
+}
+
+// StaticFor returns the static pod a mirror pod stands for, or nil.
+func (r *Registry) StaticFor(mirror *corev1.Pod) *corev1.Pod {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.staticLocked(fullName(mirror))
+}
+
+func (r *Registry) staticLocked(full string) *corev1.Pod {
+	for _, p := range r.pods {
+		if isStatic(p) && fullName(p) == full {
+			return p
+		}
+	}
+	return nil
+}
+
+// OrphanedMirrors returns the mirror pods whose static pod is gone.
+func (r *Registry) OrphanedMirrors() []*corev1.Pod {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*corev1.Pod
+	for full, m := range r.mirrors {
+		if r.staticLocked(full) == nil && m.DeletionTimestamp == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// GetPodByUID returns a pod or mirror pod by UID, for the status manager.
+func (r *Registry) GetPodByUID(uid types.UID) (*corev1.Pod, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if p, ok := r.pods[uid]; ok {
+		return p, true
+	}
+	for _, m := range r.mirrors {
+		if m.UID == uid {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+// TranslateUID returns the API object that carries a pod's status: the pod
+// itself, or a static pod's mirror pod (ok false while it has none).
+func (r *Registry) TranslateUID(uid types.UID) (types.UID, string, string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.pods[uid]
+	if !ok {
+		return "", "", "", false
+	}
+	if !isStatic(p) {
+		return p.UID, p.Name, p.Namespace, true
+	}
+	m := r.mirrors[fullName(p)]
+	if m == nil {
+		return "", "", "", false
+	}
+	return m.UID, m.Name, m.Namespace, true
+}
+
 // List returns every pod, oldest first (by creation time, then name).
+// Mirror pods are not listed.
 func (r *Registry) List() []*corev1.Pod {
 	r.mu.RLock()
 	out := make([]*corev1.Pod, 0, len(r.pods))
@@ -54,7 +138,7 @@ func (r *Registry) List() []*corev1.Pod {
 	return out
 }
 
-// Len returns the number of pods.
+// Len returns the number of pods, mirror pods excluded.
 func (r *Registry) Len() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

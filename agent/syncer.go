@@ -23,6 +23,7 @@ type Syncer struct {
 	rt       noderuntime.Runtime
 	statuses StatusStore
 	requeue  Requeuer
+	mirrors  MirrorClient
 	clk      clock.Clock
 	log      logr.Logger
 	cfg      Config
@@ -41,20 +42,34 @@ var _ podworkers.SyncHandler = (*Syncer)(nil)
 
 // NewSyncer returns a Syncer that drives rt and records statuses in statuses.
 // requeue may be nil; it is used to sync a pod again when its containers'
-// restart backoff ends.
-func NewSyncer(rt noderuntime.Runtime, statuses StatusStore, requeue Requeuer, clk clock.Clock, log logr.Logger, cfg Config) *Syncer {
-	return &Syncer{
+// restart backoff ends. Options add optional collaborators.
+func NewSyncer(rt noderuntime.Runtime, statuses StatusStore, requeue Requeuer, clk clock.Clock, log logr.Logger, cfg Config, opts ...SyncerOption) *Syncer {
+	s := &Syncer{
 		rt: rt, statuses: statuses, requeue: requeue, clk: clk,
 		log: log.WithName("sync"), cfg: cfg.withDefaults(),
 		reasons: map[types.UID]map[string]waitingReason{},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// SyncerOption configures an optional collaborator of a Syncer.
+type SyncerOption func(*Syncer)
+
+// WithMirrorClient makes the Syncer keep a mirror pod in the API server for
+// every static pod.
+func WithMirrorClient(m MirrorClient) SyncerOption {
+	return func(s *Syncer) { s.mirrors = m }
 }
 
 // SyncPod implements podworkers.SyncHandler: it records the pod's status and,
 // unless the pod has finished, asks the runtime to make it run. A container
 // waiting out its restart backoff is not an error: the pod is synced again
 // when the backoff ends.
-func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
+func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
+	s.syncMirror(ctx, pod, mirror)
 	apiStatus := s.generate(pod, status, false)
 	s.statuses.SetPodStatus(pod, apiStatus)
 	if isTerminalPhase(apiStatus.Phase) {
@@ -63,8 +78,13 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, _ *c
 	}
 	result := s.rt.SyncPod(ctx, pod, status)
 	s.recordReasons(pod, result)
-	if changedRuntime(result) {
+	switch {
+	case changedRuntime(result):
 		s.refreshStatus(ctx, pod)
+	case result.Error() != nil:
+		// Show why a container did not start (CrashLoopBackOff, an image
+		// error) now, not at the next sync.
+		s.statuses.SetPodStatus(pod, s.generate(pod, status, false))
 	}
 	err := result.Error()
 	if err == nil {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test nodekit has: gofmt, go vet, the unit tests (race
 # detector on), then brings up the private containerd (hack/containerd-up.sh)
-# and runs the end-to-end tests against it. Run as root.
+# and a private kube-apiserver + etcd (hack/control-plane-up.sh), and runs the
+# end-to-end tests against them. Run as root.
 #
 # With CI=true an end-to-end test whose runtime could not be started fails
 # instead of skipping.
@@ -22,12 +23,13 @@ log "unit tests"
 go test -race -count=1 ./...
 
 need_root
-log "private containerd"
-bash "$here/containerd-up.sh"
-# CI leaves a clean machine; a developer keeps the warm containerd for the next run.
+log "private containerd and control plane (kube-apiserver + etcd)"
+# CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
-	trap 'bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+	trap 'bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
+bash "$here/containerd-up.sh"
+bash "$here/control-plane-up.sh"
 
 log "end-to-end tests"
 # shellcheck disable=SC1091

@@ -95,7 +95,9 @@ func (p *PodWorkers) takeWork(ctx context.Context, w *worker) (syncCtx context.C
 		a.Pod = next.Pod
 	}
 	a.RunningPod = next.RunningPod
-	if next.MirrorPod != nil {
+	if next.UpdateType != SyncPodKill || next.MirrorPod != nil {
+		// The newest update tells the current mirror pod, nil included (a
+		// deleted mirror must be recreated); a kill does not know it.
 		a.MirrorPod = next.MirrorPod
 	}
 	a.UpdateType = next.UpdateType

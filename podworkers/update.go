@@ -163,7 +163,7 @@ func (p *PodWorkers) acceptKillLocked(w *worker, pod *corev1.Pod, kill *KillPodO
 // goroutine will take it. p.mu must be held.
 func (p *PodWorkers) setPendingLocked(w *worker, opts UpdatePodOptions) {
 	if prev := w.pending; prev != nil {
-		if opts.MirrorPod == nil {
+		if opts.MirrorPod == nil && opts.UpdateType == SyncPodKill {
 			opts.MirrorPod = prev.MirrorPod
 		}
 		if prev.UpdateType == SyncPodCreate && opts.UpdateType != SyncPodKill {

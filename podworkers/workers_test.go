@@ -158,7 +158,7 @@ func TestUpdatesDuringASyncAreCoalesced(t *testing.T) {
 	hs.pw.UpdatePod(UpdatePodOptions{UpdateType: SyncPodCreate, Pod: newPod("a", 1), MirrorPod: mirror})
 	c := hs.expect(kindSync, "a")
 	for gen := int64(2); gen <= 5; gen++ {
-		hs.update(SyncPodUpdate, newPod("a", gen))
+		hs.pw.UpdatePod(UpdatePodOptions{UpdateType: SyncPodUpdate, Pod: newPod("a", gen), MirrorPod: mirror})
 	}
 	c.ok()
 	c = hs.expect(kindSync, "a")
@@ -167,6 +167,13 @@ func TestUpdatesDuringASyncAreCoalesced(t *testing.T) {
 	}
 	if c.mirror != mirror {
 		t.Errorf("coalesced SyncPod lost the mirror pod")
+	}
+	// An update without a mirror means the mirror is gone.
+	hs.update(SyncPodSync, newPod("a", 5))
+	c.ok()
+	c = hs.expect(kindSync, "a")
+	if c.mirror != nil {
+		t.Errorf("SyncPod got a mirror pod after an update that had none")
 	}
 	c.ok()
 	// A sentinel update shows that no other sync was queued.

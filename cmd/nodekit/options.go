@@ -18,6 +18,7 @@ import (
 type options struct {
 	configFile      string
 	manifests       string
+	runtime         string
 	runtimeEndpoint string
 	imageEndpoint   string
 	nodeName        string
@@ -29,6 +30,9 @@ type options struct {
 	port            int
 	maxPods         int
 	fileCheck       time.Duration
+	kubeconfig      string
+	kubeAPIQPS      float32
+	kubeAPIBurst    int
 	runtimeTimeout  time.Duration
 	verbosity       int
 }
@@ -37,6 +41,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	def := nodekit.DefaultConfig()
 	fs.StringVar(&o.configFile, "config", "", "YAML file with settings named as the flags in camelCase; flags override it")
 	fs.StringVar(&o.manifests, "manifests", "", "directory of static pod manifests (YAML or JSON, one Pod per file)")
+	fs.StringVar(&o.runtime, "runtime", nodekit.RuntimeCRI, "container runtime: cri (the CRI runtime at --runtime-endpoint) or sim (a SIMULATED in-process runtime where nothing runs, for research, benchmarks and trying the agent)")
 	fs.StringVar(&o.runtimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock")
 	fs.StringVar(&o.imageEndpoint, "image-endpoint", "", "CRI image endpoint (default: the runtime endpoint)")
 	fs.StringVar(&o.nodeName, "node-name", "", "node name (default: the lowercased hostname)")
@@ -47,6 +52,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
 	fs.IntVar(&o.port, "port", def.Server.Port, "port of the read-only HTTP server (/pods, /healthz); 0 turns it off")
 	fs.IntVar(&o.maxPods, "max-pods", 110, "most pods this node runs")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig that joins the node to a cluster (a node's own credentials suffice)")
+	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 50, "requests per second to the API server")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "burst of requests to the API server")
 	fs.DurationVar(&o.fileCheck, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	fs.DurationVar(&o.runtimeTimeout, "runtime-request-timeout", 2*time.Minute, "timeout of each CRI call")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
@@ -105,6 +113,7 @@ func camelCase(flag string) string {
 func (o *options) config() nodekit.Config {
 	cfg := nodekit.DefaultConfig()
 	cfg.Manifests = o.manifests
+	cfg.Runtime = o.runtime
 	cfg.RuntimeEndpoint = o.runtimeEndpoint
 	cfg.ImageEndpoint = o.imageEndpoint
 	cfg.NodeName = strings.ToLower(o.nodeName)
@@ -112,6 +121,9 @@ func (o *options) config() nodekit.Config {
 	cfg.RootDir = o.rootDir
 	cfg.CRI.CgroupParent = o.cgroupRoot
 	cfg.FileCheckPeriod = o.fileCheck
+	cfg.Kubeconfig = o.kubeconfig
+	cfg.KubeAPIQPS = o.kubeAPIQPS
+	cfg.KubeAPIBurst = o.kubeAPIBurst
 	cfg.RuntimeRequestTimeout = o.runtimeTimeout
 	cfg.Agent.NodeIP = o.nodeIP
 	cfg.Agent.MaxPods = o.maxPods

@@ -11,6 +11,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCommand())
+	root.AddCommand(newRunCommand(), newRuntimeSimCommand())
 	return root
 }

@@ -38,6 +38,8 @@ type agentHarness struct {
 	port      int
 	app       *fx.App
 	logs      *syncBuffer
+	// kubeconfig, when set, joins the agent to the private control plane.
+	kubeconfig string
 }
 
 // newAgentHarness prepares (but does not start) an agent for one test.
@@ -75,6 +77,7 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg.CRI.CgroupParent = h.env.CgroupParent
 	cfg.Agent.NodeIP = "127.0.0.1"
 	cfg.Server.Port = h.port
+	cfg.Kubeconfig = h.kubeconfig
 	return cfg
 }
 

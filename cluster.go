@@ -1,0 +1,87 @@
+package nodekit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/status"
+	"github.com/nodekit/nodekit/podworkers"
+	"github.com/nodekit/nodekit/sources"
+	"github.com/nodekit/nodekit/sources/apiserver"
+)
+
+// kubeClient returns the Kubernetes client when a kubeconfig is configured,
+// and nil otherwise: then the agent runs its static pods alone. An API
+// server that does not answer does not fail start-up: static pods must run
+// without it, and the agent reconciles when it comes.
+func kubeClient(cfg Config) (kubernetes.Interface, error) {
+	if cfg.Kubeconfig == "" {
+		return nil, nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
+	}
+	rc.QPS = cfg.KubeAPIQPS
+	rc.Burst = cfg.KubeAPIBurst
+	rc.UserAgent = "nodekit/" + nodestatus.DefaultAgentVersion
+	return kubernetes.NewForConfig(rc)
+}
+
+// clusterSources returns the API server pod source when a client exists.
+func clusterSources(client kubernetes.Interface, cfg Config, clk clock.WithTicker, log logr.Logger) []sources.Source {
+	if client == nil {
+		return nil
+	}
+	return []sources.Source{apiserver.New(client, clk, log, apiserver.Config{NodeName: cfg.NodeName})}
+}
+
+// mirrorClient adapts the status manager's mirror client; nil without an
+// API server.
+func mirrorClient(m status.MirrorClient) agent.MirrorClient {
+	if m == nil {
+		return nil
+	}
+	if c, ok := m.(*status.APIMirrorClient); ok && c == nil {
+		return nil
+	}
+	return m
+}
+
+// deletionSafety tells the status manager that a deleted pod's containers
+// are gone: its worker has terminated. The workers are set after the graph
+// is built (they depend on the status manager through the agent's syncer).
+type deletionSafety struct{ workers podworkers.Workers }
+
+// PodResourcesAreReclaimed implements status.DeletionSafety.
+func (d *deletionSafety) PodResourcesAreReclaimed(pod *corev1.Pod, _ *corev1.PodStatus) bool {
+	return d.workers != nil && d.workers.IsPodKnownTerminated(pod.UID)
+}
+
+// agentHealth reports the agent's health checks as the node's readiness.
+type agentHealth struct{ a *agent.Agent }
+
+// Ready implements nodestatus.HealthSource: nil when every check passes.
+func (h agentHealth) Ready() error {
+	var failed []string
+	var errs []error
+	for _, c := range h.a.HealthChecks() {
+		if err := c.Check(); err != nil {
+			failed = append(failed, c.Name())
+			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("unhealthy: %s: %w", strings.Join(failed, ", "), errors.Join(errs...))
+}

@@ -1,0 +1,84 @@
+package nodekit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/fx"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/status"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/server"
+)
+
+type runParams struct {
+	fx.In
+
+	Lifecycle  fx.Lifecycle
+	Shutdowner fx.Shutdowner
+	Agent      *agent.Agent
+	Server     *server.Server
+	Statuses   status.Manager
+	NodeStatus nodestatus.Manager
+	Client     kubernetes.Interface `optional:"true"`
+	Runtime    noderuntime.Runtime
+	Log        logr.Logger
+}
+
+// runOnStart is the one lifecycle hook: on start it asks the runtime for its
+// version (failing start-up if it does not answer) and runs the agent, the
+// server, the status manager and, with an API server, the node status
+// reporter; on stop it cancels them and waits. Containers keep running.
+func runOnStart(p runParams) {
+	var (
+		cancel context.CancelFunc
+		wg     sync.WaitGroup
+	)
+	runnables := map[string]func(context.Context) error{
+		"agent": p.Agent.Run, "server": p.Server.Run, "status manager": p.Statuses.Run,
+	}
+	if p.Client != nil {
+		runnables["node status"] = p.NodeStatus.Run
+	}
+	p.Lifecycle.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			v, err := p.Runtime.Version(ctx)
+			if err != nil {
+				return fmt.Errorf("container runtime version: %w", err)
+			}
+			p.Log.Info("Connected to container runtime", "runtime", v.RuntimeName, "version", v.RuntimeVersion)
+			var runCtx context.Context
+			runCtx, cancel = context.WithCancel(klog.NewContext(context.Background(), p.Log))
+			for name, run := range runnables {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := run(runCtx); err != nil {
+						p.Log.Error(err, "Subsystem failed; stopping", "subsystem", name)
+						_ = p.Shutdowner.Shutdown(fx.ExitCode(1))
+					}
+				}()
+			}
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			if cancel != nil {
+				cancel()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("agent did not stop in time: %w", ctx.Err())
+			}
+		},
+	})
+}
