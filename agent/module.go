@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"k8s.io/utils/clock"
 
@@ -53,14 +54,15 @@ type syncerParams struct {
 	Runtime  noderuntime.Runtime
 	Statuses StatusStore
 	Requeue  Requeuer
-	Mirrors  MirrorClient `optional:"true"`
+	Mirrors  MirrorClient          `optional:"true"`
+	Registry prometheus.Registerer `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
 	Cfg      Config
 }
 
 func newSyncerFromParams(p syncerParams) *Syncer {
-	var opts []SyncerOption
+	opts := []SyncerOption{WithMetrics(p.Registry)}
 	if p.Mirrors != nil {
 		opts = append(opts, WithMirrorClient(p.Mirrors))
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -28,8 +29,12 @@ type Syncer struct {
 	log      logr.Logger
 	cfg      Config
 
-	mu      sync.Mutex
-	reasons map[types.UID]map[string]waitingReason
+	mu        sync.Mutex
+	reasons   map[types.UID]map[string]waitingReason
+	ran       map[types.UID]bool      // pods already reported running once
+	firstSync map[types.UID]time.Time // pods' first syncs
+
+	startDuration prometheus.Histogram // nil: no metrics
 }
 
 // Requeuer schedules a pod's next sync; podworkers.WorkQueue implements it.
@@ -48,6 +53,7 @@ func NewSyncer(rt noderuntime.Runtime, statuses StatusStore, requeue Requeuer, c
 		rt: rt, statuses: statuses, requeue: requeue, clk: clk,
 		log: log.WithName("sync"), cfg: cfg.withDefaults(),
 		reasons: map[types.UID]map[string]waitingReason{},
+		ran:     map[types.UID]bool{}, firstSync: map[types.UID]time.Time{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -70,8 +76,9 @@ func WithMirrorClient(m MirrorClient) SyncerOption {
 // when the backoff ends.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
 	s.syncMirror(ctx, pod, mirror)
+	s.noteSync(pod.UID)
 	apiStatus := s.generate(pod, status, false)
-	s.statuses.SetPodStatus(pod, apiStatus)
+	s.setStatus(pod, apiStatus)
 	if isTerminalPhase(apiStatus.Phase) {
 		s.log.V(2).Info("Pod has finished", "pod", klog.KObj(pod), "phase", apiStatus.Phase)
 		return true, nil
@@ -84,7 +91,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirr
 	case result.Error() != nil:
 		// Show why a container did not start (CrashLoopBackOff, an image
 		// error) now, not at the next sync.
-		s.statuses.SetPodStatus(pod, s.generate(pod, status, false))
+		s.setStatus(pod, s.generate(pod, status, false))
 	}
 	err := result.Error()
 	if err == nil {
@@ -119,7 +126,7 @@ func (s *Syncer) refreshStatus(ctx context.Context, pod *corev1.Pod) {
 		s.log.V(4).Info("Could not refresh pod status after sync", "pod", klog.KObj(pod), "err", err)
 		return
 	}
-	s.statuses.SetPodStatus(pod, s.generate(pod, fresh, false))
+	s.setStatus(pod, s.generate(pod, fresh, false))
 }
 
 // SyncTerminatingPod implements podworkers.SyncHandler: it stops every
@@ -141,7 +148,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status
 	if statusFn != nil {
 		statusFn(apiStatus)
 	}
-	s.statuses.SetPodStatus(pod, apiStatus)
+	s.setStatus(pod, apiStatus)
 	log.V(2).Info("Pod stopped", "phase", apiStatus.Phase)
 	return nil
 }
@@ -160,9 +167,11 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *node
 // SyncTerminatedPod implements podworkers.SyncHandler: it records the final
 // status of a pod whose containers have stopped and forgets its reasons.
 func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error {
-	s.statuses.SetPodStatus(pod, s.generate(pod, status, true))
+	s.setStatus(pod, s.generate(pod, status, true))
 	s.mu.Lock()
 	delete(s.reasons, pod.UID)
+	delete(s.ran, pod.UID)
+	delete(s.firstSync, pod.UID)
 	s.mu.Unlock()
 	return nil
 }

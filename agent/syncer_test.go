@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
@@ -126,5 +128,26 @@ func TestFinishedPodIsTerminalAndTerminationRecordsFinalStatus(t *testing.T) {
 	got, _ := st.GetPodStatus(pod.UID)
 	if got.Phase != corev1.PodFailed || got.ContainerStatuses[0].State.Terminated.ExitCode != 3 {
 		t.Fatalf("final status = %s %+v", got.Phase, got.ContainerStatuses[0].State)
+	}
+}
+
+func TestPodStartDurationIsObservedOncePerPod(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, "a")
+	pod.Annotations = map[string]string{"kubernetes.io/config.seen": t0.Add(-3 * time.Second).Format(time.RFC3339Nano)}
+	run := &noderuntime.PodStatus{ID: pod.UID, SandboxStatuses: readySandbox(), ContainerStatuses: []*noderuntime.ContainerStatus{running("a", 0)}}
+	rt := &scriptedRuntime{result: &noderuntime.SyncResult{}, after: run}
+	reg := prometheus.NewRegistry()
+	s := NewSyncer(rt, NewMemoryStatuses(), nil, testingclock.NewFakeClock(t0), testr.New(t), Config{NodeName: "n"}, WithMetrics(reg))
+	for i := 0; i < 3; i++ {
+		if _, err := s.SyncPod(t.Context(), podworkers.SyncPodSync, pod, nil, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var m dto.Metric
+	if err := s.startDuration.(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum(); n != 1 || sum != 3 {
+		t.Fatalf("pod start duration: %d samples summing %vs, want 1 of 3s", n, sum)
 	}
 }

@@ -46,7 +46,7 @@ func BuildWithRegistry(clk clock.WithTicker, log logr.Logger, reg prometheus.Reg
 	generic := pleg.NewGeneric(mgr, cache, clk, reg, log, opts.PLEG)
 	queue := podworkers.NewWorkQueue(clk)
 	statuses := agent.NewMemoryStatuses()
-	syncer := agent.NewSyncer(mgr, statuses, queue, clk, log, opts.Agent)
+	syncer := agent.NewSyncer(mgr, statuses, queue, clk, log, opts.Agent, agent.WithMetrics(reg))
 	workers := podworkers.New(syncer, cache, queue, clk, reg, log, opts.PodWorkers)
 	f := &feed{updates: make(chan sources.PodUpdate, 100)}
 	a := agent.New(agent.Deps{
