@@ -8,7 +8,7 @@
 // per file, and sends the resulting pods as one snapshot to the
 // sources.Mux. It then watches the directory with fsnotify and also reads it
 // in full every CheckPeriod (20s), sending a new snapshot only when the set
-// of pods changes. Bursts of events are debounced (100ms after the last
+// of pods changes. Bursts of events are debounced (20ms after the last
 // one), so an editor's save gives one snapshot. If the directory cannot be
 // watched (it is missing, say), the watch is retried with backoff from 1s to
 // 20s while the periodic reads go on; a missing directory means no static

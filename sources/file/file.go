@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/sources"
@@ -21,7 +20,7 @@ import (
 // burst before reading the directory, so that an editor's save (write a
 // temporary file, rename it over the old one) gives one snapshot and never a
 // snapshot without the pod.
-const debounceDelay = 100 * time.Millisecond
+const debounceDelay = 20 * time.Millisecond
 
 var _ sources.Source = (*Source)(nil)
 
@@ -102,9 +101,11 @@ type runner struct {
 	watch   *watch
 	updates chan<- []*corev1.Pod
 
-	// sent is whether a snapshot was sent; last holds its UIDs in order.
+	// sent is whether a snapshot was sent; last is that snapshot. Pods are
+	// compared whole: a manifest with a fixed metadata.uid keeps its UID
+	// when edited, and the edit must still reach the agent.
 	sent bool
-	last []types.UID
+	last []*corev1.Pod
 
 	debounce  clock.Timer
 	debounceC <-chan time.Time
@@ -137,20 +138,25 @@ func (r *runner) rescan(ctx context.Context) {
 	if !ok {
 		return
 	}
-	uids := make([]types.UID, len(pods))
-	for i, p := range pods {
-		uids[i] = p.UID
-	}
-	if r.sent && slices.Equal(uids, r.last) {
+	if r.sent && apiequality.Semantic.DeepEqual(pods, r.last) {
 		r.log.V(6).Info("Static pods unchanged", "path", r.dir.path)
 		return
 	}
 	select {
 	case r.updates <- pods:
-		r.sent, r.last = true, uids
+		r.sent, r.last = true, clonePods(pods)
 		r.log.V(2).Info("Sent static pod snapshot", "path", r.dir.path, "pods", len(pods))
 	case <-ctx.Done():
 	}
+}
+
+// clonePods copies what was sent: the receiver owns the pods it got.
+func clonePods(pods []*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
 }
 
 func (r *runner) stop() {

@@ -268,3 +268,20 @@ func TestRunRejectsInvalidConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestRunSendsAnEditThatKeepsAFixedUID(t *testing.T) {
+	tmp := t.TempDir()
+	fixed := func(image string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  uid: fixed-uid\nspec:\n  containers:\n  - name: c\n    image: " + image + "\n"
+	}
+	writeFile(t, join(tmp, "a.yaml"), fixed("x:1"))
+	h := start(t, tmp)
+	if first := h.first(); len(first) != 1 || first[0].UID != "fixed-uid" {
+		t.Fatalf("first snapshot %+v, want the pod with its own UID", first)
+	}
+	writeFile(t, join(tmp, "a.yaml"), fixed("x:2"))
+	edited := h.next()
+	if len(edited) != 1 || edited[0].UID != "fixed-uid" || edited[0].Spec.Containers[0].Image != "x:2" {
+		t.Fatalf("after the edit got %+v, want the same UID with the new image", edited)
+	}
+}
