@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"errors"
+	"github.com/nodekit/nodekit/internal/expansion"
 	"strings"
 	"time"
 
@@ -67,41 +68,7 @@ func expandCommand(cmd []string, env []corev1.EnvVar) []string {
 	return out
 }
 
-// expand replaces each $(VAR) in s with lookup(VAR) when VAR is defined:
-// "$$" is an escaped "$", a reference to an undefined variable and an
-// unterminated "$(" stay as written, and a "$" before any other character
-// is kept.
+// expand replaces each $(VAR) in s with lookup(VAR), as the kubelet does.
 func expand(s string, lookup func(string) (string, bool)) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				b.WriteString("$(")
-				i++
-				continue
-			}
-			name := s[i+2 : i+2+end]
-			if v, ok := lookup(name); ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString("$(" + name + ")")
-			}
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
+	return expansion.Expand(s, lookup)
 }
