@@ -142,9 +142,10 @@ func (r *runner) rescan(ctx context.Context) {
 		r.log.V(6).Info("Static pods unchanged", "path", r.dir.path)
 		return
 	}
+	sent := clonePods(pods) // the receiver owns pods once they are sent
 	select {
 	case r.updates <- pods:
-		r.sent, r.last = true, clonePods(pods)
+		r.sent, r.last = true, sent
 		r.log.V(2).Info("Sent static pod snapshot", "path", r.dir.path, "pods", len(pods))
 	case <-ctx.Done():
 	}
