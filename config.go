@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
@@ -69,7 +70,9 @@ type Config struct {
 
 	// Agent configures the sync loop.
 	Agent agent.Config
-	// PLEG configures the generic PLEG.
+	// PLEG picks and configures the PLEG: Kind "generic" (relisting, the
+	// default) or "evented" (CRI container events, with relisting as a
+	// reconcile and a fallback; Evented holds its settings).
 	PLEG pleg.Config
 	// PodWorkers configures the pod workers.
 	PodWorkers podworkers.Config
@@ -81,6 +84,9 @@ type Config struct {
 	// Sim configures the simulated runtime when Runtime is "sim". Defaults
 	// to no latency and every image present.
 	Sim sim.Config
+	// Prober configures the liveness, readiness and startup probes.
+	// Defaults to the kubelet's settings.
+	Prober prober.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -156,7 +162,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -23,6 +23,15 @@
 //   - runtime: the Runtime interface and its runtime-neutral types;
 //     runtime/cri is the default, a CRI client of containerd or CRI-O over
 //     k8s.io/cri-client: computePodActions decides, SyncPod and KillPod act.
+//   - managers/prober: liveness, readiness and startup probes. The agent
+//     runs it, adds every pod it syncs and lets it set each container's
+//     Started and Ready; its results come back to the sync loop, and a
+//     failed liveness (or startup) probe makes the runtime restart the
+//     container.
+//   - events: the runtime and the prober record the kubelet's events
+//     (Pulled, Created, Started, Killing, BackOff, Unhealthy, ...) through
+//     one runtime.EventRecorder: the log, and with a kubeconfig also the
+//     API server (source component "kubelet").
 //   - server: the node's HTTP API: /pods, /healthz, /metrics.
 //   - cmd/nodekit: the ready-made agent binary.
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
@@ -24,8 +25,8 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter and the HTTP server. Pass it to New,
-// then swap a piece with fx.Decorate or fx.Replace.
+// manager, the node status reporter, the HTTP server and the prober. Pass it
+// to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
 		agent.Module,
@@ -36,6 +37,7 @@ func Defaults() fx.Option {
 		status.Module,
 		nodestatus.Module,
 		server.Module,
+		prober.Module,
 	)
 }
 
@@ -63,7 +65,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
 			cfg.statusConfig(), cfg.nodeStatusConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -78,6 +80,8 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 			kubeClient,
 		),
 		wiring(),
+		confinement(),
+		probeWiring(),
 	)
 }
 

@@ -28,13 +28,16 @@ type runParams struct {
 	NodeStatus nodestatus.Manager
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
+	Events     noderuntime.EventRecorder
 	Log        logr.Logger
 }
 
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
 // version (failing start-up if it does not answer) and runs the agent, the
-// server, the status manager and, with an API server, the node status
-// reporter; on stop it cancels them and waits. Containers keep running.
+// server, the status manager, the event recorder (when it has a Run
+// method: the default sends events to the API server) and, with an API
+// server, the node status reporter; on stop it cancels them and waits.
+// Containers keep running.
 func runOnStart(p runParams) {
 	var (
 		cancel context.CancelFunc
@@ -45,6 +48,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
+	}
+	if r, ok := p.Events.(interface{ Run(context.Context) error }); ok {
+		runnables["events"] = r.Run
 	}
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {

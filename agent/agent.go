@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -49,6 +50,8 @@ type Agent struct {
 	statuses StatusStore
 	registry *Registry
 	mirrors  MirrorClient
+	node     NodeResources // nil: no resource admission
+	prober   prober.Manager
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -74,13 +77,20 @@ type Deps struct {
 	Registry *Registry
 	// Mirrors, when set, removes mirror pods whose static pod is gone.
 	Mirrors MirrorClient
+	// Node, when set, makes admission reject pods whose requests do not fit.
+	Node NodeResources
+	// Prober, when set, is run by the agent; its results (when it is a
+	// prober.ResultsProvider) sync the pods whose probes changed, and
+	// housekeeping stops probing pods that are gone. Give the same Manager
+	// to the Syncer (WithProber).
+	Prober prober.Manager
 }
 
 // New returns an Agent over deps. It does no I/O; Run starts everything.
 func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
-		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
 		started: map[types.UID]string{},
@@ -89,13 +99,14 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	return a
 }
 
-// Run starts the pod config, the PLEG and the pod workers, then runs the sync
-// loop until ctx ends. It returns nil on a clean stop, or the first error of
-// a subsystem that failed (which stops the others).
+// Run starts the pod config, the PLEG, the pod workers and the prober (when
+// the agent has one), then runs the sync loop until ctx ends. It returns nil
+// on a clean stop, or the first error of a subsystem that failed (which
+// stops the others).
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 4)
+	errs := make(chan error, 5)
 	var wg sync.WaitGroup
 	start := func(name string, run func(context.Context) error) {
 		wg.Add(1)
@@ -109,6 +120,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	start("pod workers", a.workers.Run)
 	start("pleg", a.pleg.Run)
 	start("pod config", a.config.Run)
+	start("prober", a.runProber)
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()
@@ -129,6 +141,7 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 	runtimeTicker := a.clk.NewTicker(a.cfg.RuntimeCheckPeriod)
 	defer runtimeTicker.Stop()
 	a.checkRuntime(ctx)
+	probes := a.probeChannels()
 	for {
 		a.loopTime.Store(a.clk.Now().UnixNano())
 		select {
@@ -140,6 +153,12 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 			a.dispatch(u)
 		case e := <-a.pleg.Watch():
 			a.handlePLEGEvent(e)
+		case u := <-probes.liveness:
+			a.handleProbeUpdate(u)
+		case u := <-probes.readiness:
+			a.handleProbeUpdate(u)
+		case u := <-probes.startup:
+			a.handleProbeUpdate(u)
 		case <-syncTicker.C():
 			a.syncDue()
 		case <-housekeeping.C():

@@ -3,7 +3,7 @@
 //
 // # Data flow
 //
-// The sync loop (Agent.Run) selects over four inputs, as the kubelet's
+// The sync loop (Agent.Run) selects over these inputs, as the kubelet's
 // syncLoopIteration does:
 //
 //   - pod changes from the PodConfig (the sources.Mux): ADD admits and starts
@@ -13,13 +13,30 @@
 //   - the sync ticker (1s): pods whose periodic resync is due (the pod
 //     workers' WorkQueue) are synced;
 //   - the housekeeping ticker (2s): finished workers are forgotten, pods that
-//     only the runtime knows are stopped, dead containers are collected.
+//     only the runtime knows are stopped, dead containers are collected,
+//     probes of pods that are gone are stopped;
+//   - probe results (when the agent has a prober that is a
+//     prober.ResultsProvider; all three streams are drained): a liveness
+//     failure syncs the pod, so that the runtime kills and restarts the
+//     container; a readiness or startup change syncs it, so that its status
+//     (Ready, ContainersReady, Started) is regenerated.
 //
 // Every sync goes through podworkers.Workers, which calls the Syncer (this
 // package's podworkers.SyncHandler) on the pod's own goroutine. The Syncer
 // converts the runtime's pod status into the pod's API status
 // (generateAPIPodStatus: phase, conditions, container states), records it in
 // the StatusStore, and asks the runtime.Runtime to make the pod run.
+//
+// Probes: with a prober.Manager (Deps.Prober for the loop, WithProber for
+// the Syncer; the agent runs it), every synced pod is added to the prober;
+// when a status is generated, the prober sets each container's Started and
+// Ready before the pod's conditions are computed from them; a terminating
+// pod's liveness and startup probes stop at once and the pod is removed
+// from the prober once its containers stopped. After an agent restart the
+// prober adopts containers that were running before it: they keep the
+// Started of the old status (the pod's status from the API server, or the
+// agent's last one) and stay Ready while the pod was Ready; a static pod,
+// whose old status is gone, counts as having been Ready.
 //
 // Admission: a new pod is rejected (phase Failed, reason OutOfpods) when the
 // node already runs MaxPods pods.

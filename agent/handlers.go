@@ -71,7 +71,7 @@ func (a *Agent) handleAdditions(pods []*corev1.Pod) {
 	active := a.activePods() // counted once: a batch of N pods costs O(N)
 	for _, pod := range pods {
 		a.registry.Set(pod)
-		if reason, msg, ok := a.admit(active); !ok {
+		if reason, msg, ok := a.admit(pod, active); !ok {
 			a.reject(pod, reason, msg)
 			continue
 		}
@@ -183,6 +183,7 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	}
 	known := a.workers.SyncKnownPods(a.registry.List())
 	a.forgetStatuses(known)
+	a.cleanupProbes(known)
 	a.killOrphans(ctx, known)
 	a.deleteOrphanedMirrors(ctx)
 	a.collectGarbage(ctx)

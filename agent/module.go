@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -16,7 +17,7 @@ import (
 // (nodekit binds the sources.Mux and the podworkers.WorkQueue to them), a
 // StatusStore (nodekit binds managers/status; NewMemoryStatuses is the
 // API-less default), the PLEG, the pod workers and the runtime, and uses a
-// MirrorClient when one is provided.
+// MirrorClient and a prober.Manager when they are provided.
 var Module = fx.Module("agent",
 	fx.Provide(
 		NewRegistry,
@@ -35,7 +36,9 @@ type agentParams struct {
 	Runtime  noderuntime.Runtime
 	Statuses StatusStore
 	Registry *Registry
-	Mirrors  MirrorClient `optional:"true"`
+	Mirrors  MirrorClient   `optional:"true"`
+	Prober   prober.Manager `optional:"true"`
+	Node     NodeResources  `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
 	Cfg      Config
@@ -45,6 +48,7 @@ func newFromParams(p agentParams) *Agent {
 	return New(Deps{
 		Config: p.Config, PLEG: p.PLEG, Workers: p.Workers, Queue: p.Queue,
 		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry, Mirrors: p.Mirrors,
+		Prober: p.Prober, Node: p.Node,
 	}, p.Clock, p.Log, p.Cfg)
 }
 
@@ -55,6 +59,7 @@ type syncerParams struct {
 	Statuses StatusStore
 	Requeue  Requeuer
 	Mirrors  MirrorClient          `optional:"true"`
+	Prober   prober.Manager        `optional:"true"`
 	Registry prometheus.Registerer `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
@@ -65,6 +70,9 @@ func newSyncerFromParams(p syncerParams) *Syncer {
 	opts := []SyncerOption{WithMetrics(p.Registry)}
 	if p.Mirrors != nil {
 		opts = append(opts, WithMirrorClient(p.Mirrors))
+	}
+	if p.Prober != nil {
+		opts = append(opts, WithProber(p.Prober))
 	}
 	return NewSyncer(p.Runtime, p.Statuses, p.Requeue, p.Clock, p.Log, p.Cfg, opts...)
 }

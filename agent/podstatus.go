@@ -30,6 +30,9 @@ type statusInput struct {
 	terminal bool
 	nodeIP   string
 	now      time.Time
+	// probe, when set, lets the prober set Started and Ready of the
+	// container statuses before the conditions are computed from them.
+	probe func(*corev1.PodStatus)
 }
 
 // generateAPIPodStatus converts a runtime status into the pod's API status:
@@ -58,6 +61,9 @@ func generateAPIPodStatus(in statusInput) *corev1.PodStatus {
 	}
 	if s.Phase == old.Phase {
 		s.Reason, s.Message = old.Reason, old.Message
+	}
+	if in.probe != nil {
+		in.probe(s)
 	}
 	s.Conditions = podConditions(in, s, old)
 	return s

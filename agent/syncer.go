@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -25,6 +26,7 @@ type Syncer struct {
 	statuses StatusStore
 	requeue  Requeuer
 	mirrors  MirrorClient
+	prober   prober.Manager // nil: no probes
 	clk      clock.Clock
 	log      logr.Logger
 	cfg      Config
@@ -77,6 +79,7 @@ func WithMirrorClient(m MirrorClient) SyncerOption {
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
 	s.syncMirror(ctx, pod, mirror)
 	s.noteSync(pod.UID)
+	s.addToProber(pod)
 	apiStatus := s.generate(pod, status, false)
 	s.setStatus(pod, apiStatus)
 	if isTerminalPhase(apiStatus.Phase) {
@@ -134,9 +137,11 @@ func (s *Syncer) refreshStatus(ctx context.Context, pod *corev1.Pod) {
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus, gracePeriod *int64, statusFn func(*corev1.PodStatus)) error {
 	log := s.log.WithValues("pod", klog.KObj(pod), "podUID", pod.UID)
 	log.V(2).Info("Stopping pod", "gracePeriod", derefOr(gracePeriod, -1))
+	s.stopLiveness(pod)
 	if err := s.rt.KillPod(ctx, pod, status.ToPod(), gracePeriod); err != nil {
 		return fmt.Errorf("kill pod %s: %w", klog.KObj(pod), err)
 	}
+	s.removeFromProber(pod)
 	stopped, err := s.rt.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return fmt.Errorf("read status of stopped pod %s: %w", klog.KObj(pod), err)
@@ -167,6 +172,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *node
 // SyncTerminatedPod implements podworkers.SyncHandler: it records the final
 // status of a pod whose containers have stopped and forgets its reasons.
 func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error {
+	s.removeFromProber(pod)
 	s.setStatus(pod, s.generate(pod, status, true))
 	s.mu.Lock()
 	delete(s.reasons, pod.UID)
@@ -184,6 +190,7 @@ func (s *Syncer) generate(pod *corev1.Pod, status *noderuntime.PodStatus, termin
 	return generateAPIPodStatus(statusInput{
 		pod: pod, runtime: status, old: old, waiting: waiting,
 		terminal: terminal, nodeIP: s.cfg.NodeIP, now: s.clk.Now(),
+		probe: s.probeUpdate(pod, old),
 	})
 }
 

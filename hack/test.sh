@@ -26,10 +26,11 @@ need_root
 log "private containerd and control plane (kube-apiserver + etcd)"
 # CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
-	trap 'bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
 bash "$here/containerd-up.sh"
 bash "$here/control-plane-up.sh"
+bash "$here/registry-up.sh"
 
 log "end-to-end tests"
 # shellcheck disable=SC1091

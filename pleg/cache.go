@@ -38,6 +38,11 @@ type Cache struct {
 	timestamp time.Time
 	// waiters maps a pod UID to the GetNewerThan calls waiting on it.
 	waiters map[types.UID][]*cacheWaiter
+	// blocked counts the GetNewerThan calls waiting.
+	blocked int
+	// waiting receives a value, without blocking, whenever a GetNewerThan
+	// call starts to wait.
+	waiting chan struct{}
 }
 
 // cacheEntry is one pod's stored status.
@@ -61,6 +66,7 @@ func NewCache(clk clock.Clock) *Cache {
 		clk:     clk,
 		pods:    make(map[types.UID]cacheEntry),
 		waiters: make(map[types.UID][]*cacheWaiter),
+		waiting: make(chan struct{}, 1),
 	}
 }
 
@@ -92,7 +98,12 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 	}
 	w := &cacheWaiter{minTime: minTime, ch: make(chan cacheEntry, 1)}
 	c.waiters[uid] = append(c.waiters[uid], w)
+	c.blocked++
 	c.mu.Unlock()
+	select {
+	case c.waiting <- struct{}{}:
+	default:
+	}
 
 	select {
 	case e := <-w.ch:
@@ -158,6 +169,39 @@ func (c *Cache) UpdateTime(timestamp time.Time) {
 	}
 }
 
+// Waiting returns a channel that receives a value whenever a GetNewerThan
+// call starts to wait (several starts may give one value). A PLEG that does
+// not advance the global timestamp on a short period (Evented) receives from
+// it and relists to vouch for the waiting pods; nobody else should. It is
+// the same channel on every call.
+func (c *Cache) Waiting() <-chan struct{} { return c.waiting }
+
+// Blocked returns how many GetNewerThan calls are waiting now.
+func (c *Cache) Blocked() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.blocked
+}
+
+// Timestamp returns the global timestamp: every entry is current as of it.
+// It is zero before the first UpdateTime.
+func (c *Cache) Timestamp() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timestamp
+}
+
+// Entry returns the pod's stored status, the time the entry was observed
+// (zero for a pod without an entry, whose empty status is current as of
+// Timestamp) and the error of its last inspection. The caller must not
+// mutate the status.
+func (c *Cache) Entry(uid types.UID) (status *noderuntime.PodStatus, modified time.Time, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.getLocked(uid)
+	return e.status, e.modified, e.err
+}
+
 // clampLocked bounds timestamp by the clock's now.
 func (c *Cache) clampLocked(timestamp time.Time) time.Time {
 	if now := c.clk.Now(); timestamp.After(now) {
@@ -198,6 +242,7 @@ func (c *Cache) notifyLocked(uid types.UID, timestamp time.Time) {
 			continue
 		}
 		w.ch <- c.getLocked(uid)
+		c.blocked--
 	}
 	clear(list[len(kept):])
 	if len(kept) == 0 {
@@ -212,6 +257,7 @@ func (c *Cache) removeWaiterLocked(uid types.UID, w *cacheWaiter) {
 	list := c.waiters[uid]
 	if i := slices.Index(list, w); i >= 0 {
 		list = slices.Delete(list, i, i+1)
+		c.blocked--
 	}
 	if len(list) == 0 {
 		delete(c.waiters, uid)

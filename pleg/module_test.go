@@ -2,12 +2,15 @@ package pleg
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
+	criapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -51,5 +54,59 @@ func TestModule(t *testing.T) {
 	g.Relist(context.Background())
 	if s, err := cache.Get("a"); err != nil || s.Name != "pod-a" {
 		t.Errorf("cache.Get(a) after a relist through the module = %+v, %v", s, err)
+	}
+}
+
+// noEvents is a CRI runtime service the module can hand to the evented
+// PLEG; nothing calls it before Run.
+type noEvents struct{ criapi.RuntimeService }
+
+func TestModuleProvidesThePLEGTheConfigNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     Config
+		service bool
+		want    string
+		wantErr string
+	}{
+		{name: "the zero config gives the generic PLEG", want: "*pleg.Generic"},
+		{name: "kind evented gives the evented PLEG", cfg: Config{Kind: KindEvented}, service: true, want: "*pleg.Evented"},
+		{name: "kind evented without a CRI runtime service fails", cfg: Config{Kind: KindEvented}, wantErr: "needs a CRI runtime service"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := testingclock.NewFakeClock(epoch)
+			opts := []fx.Option{
+				Module,
+				fx.Provide(
+					func() noderuntime.Runtime { return newFakeRuntime() },
+					func() clock.Clock { return clk },
+					func() clock.WithTicker { return clk },
+					func() logr.Logger { return logr.Discard() },
+					func() prometheus.Registerer { return prometheus.NewRegistry() },
+				),
+				fx.Supply(tt.cfg),
+				fx.NopLogger,
+			}
+			if tt.service {
+				opts = append(opts, fx.Provide(func() criapi.RuntimeService { return noEvents{} }))
+			}
+			var plg Interface
+			app := fx.New(append(opts, fx.Populate(&plg))...)
+			if err := app.Err(); err != nil {
+				if tt.wantErr == "" || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("fx.New() = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if tt.wantErr != "" {
+				t.Fatalf("fx.New() succeeded, want %q", tt.wantErr)
+			}
+			if got := fmt.Sprintf("%T", plg); got != tt.want {
+				t.Errorf("Interface is a %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

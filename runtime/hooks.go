@@ -47,7 +47,8 @@ type ProbeAware interface {
 	// SetStartupResults sets where startup results come from. Without it a
 	// sidecar counts as started as soon as it runs.
 	SetStartupResults(StartupResults)
-	// SetPreStopRunner sets who runs preStop hooks. Without it no preStop
-	// hook runs.
+	// SetPreStopRunner sets who runs preStop hooks. Without it the
+	// runtime's own default runs them (runtime/cri runs exec, httpGet and
+	// sleep hooks itself); a runtime without one runs none.
 	SetPreStopRunner(PreStopRunner)
 }

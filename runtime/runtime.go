@@ -278,6 +278,9 @@ var (
 	ErrCrashLoopBackOff = errors.New("CrashLoopBackOff")
 	// ErrImagePull means an image could not be pulled.
 	ErrImagePull = errors.New("ErrImagePull")
+	// ErrImagePullBackOff means an image pull failed recently and is not
+	// retried until its backoff ends.
+	ErrImagePullBackOff = errors.New("ImagePullBackOff")
 	// ErrImageNeverPull means the image is missing and imagePullPolicy is Never.
 	ErrImageNeverPull = errors.New("ErrImageNeverPull")
 	// ErrCreateContainer means the runtime refused to create a container.

@@ -89,7 +89,7 @@ func (r *SyncResult) Waiting(container string) (reason, message string) {
 }
 
 func reasonOf(err error) string {
-	for _, sentinel := range []error{ErrCrashLoopBackOff, ErrImagePull, ErrImageNeverPull,
+	for _, sentinel := range []error{ErrCrashLoopBackOff, ErrImagePullBackOff, ErrImagePull, ErrImageNeverPull,
 		ErrCreateContainer, ErrRunContainer, ErrCreatePodSandbox, ErrKillContainer, ErrConfig} {
 		if errors.Is(err, sentinel) {
 			return sentinel.Error()
@@ -114,14 +114,14 @@ func (r *SyncResult) RetryAfter() time.Duration {
 }
 
 // OnlyBackOff reports whether every failed step is a container waiting out
-// its CrashLoopBackOff: nothing is wrong that a retry at the right time would
-// not fix.
+// its CrashLoopBackOff or its image's ImagePullBackOff: nothing is wrong that
+// a retry at the right time would not fix.
 func (r *SyncResult) OnlyBackOff() bool {
 	if r.SyncError != nil {
 		return false
 	}
 	for _, s := range r.Steps {
-		if s.Err != nil && !errors.Is(s.Err, ErrCrashLoopBackOff) {
+		if s.Err != nil && !errors.Is(s.Err, ErrCrashLoopBackOff) && !errors.Is(s.Err, ErrImagePullBackOff) {
 			return false
 		}
 	}

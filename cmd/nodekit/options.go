@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/pleg"
+	"github.com/nodekit/nodekit/runtime/cri"
 )
 
 // options are the flags of `nodekit run`. Every flag can also be set in the
@@ -35,6 +37,14 @@ type options struct {
 	kubeAPIBurst    int
 	runtimeTimeout  time.Duration
 	verbosity       int
+	pleg            string
+
+	clusterDNS            []string
+	clusterDomain         string
+	cgroupDriver          string
+	cpuCFSQuota           bool
+	serializeImagePulls   bool
+	maxParallelImagePulls int
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -58,6 +68,18 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.fileCheck, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	fs.DurationVar(&o.runtimeTimeout, "runtime-request-timeout", 2*time.Minute, "timeout of each CRI call")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
+	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
+	o.addConfinementFlags(fs)
+}
+
+// addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
+func (o *options) addConfinementFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.clusterDNS, "cluster-dns", nil, "comma-separated cluster DNS server addresses for pods with dnsPolicy ClusterFirst (without it they get the host's resolver settings)")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", cri.DefaultClusterDomain, "cluster DNS domain, for pod DNS search paths")
+	fs.StringVar(&o.cgroupDriver, "cgroup-driver", cri.CgroupDriverCgroupfs, "cgroup driver: cgroupfs (pod cgroups created under --cgroup-root on cgroup v1) or systemd (slice names only)")
+	fs.BoolVar(&o.cpuCFSQuota, "cpu-cfs-quota", true, "enforce container cpu limits with CFS quotas")
+	fs.BoolVar(&o.serializeImagePulls, "serialize-image-pulls", true, "pull one image at a time")
+	fs.IntVar(&o.maxParallelImagePulls, "max-parallel-image-pulls", 0, "most concurrent image pulls when --serialize-image-pulls=false (0: no limit)")
 }
 
 // applyConfigFile sets every flag that was not given on the command line from
@@ -129,5 +151,12 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.MaxPods = o.maxPods
 	cfg.Server.Address = o.address
 	cfg.Server.Port = o.port
+	cfg.PLEG.Kind = pleg.Kind(o.pleg)
+	cfg.CRI.ClusterDNS = o.clusterDNS
+	cfg.CRI.ClusterDomain = o.clusterDomain
+	cfg.CRI.CgroupDriver = o.cgroupDriver
+	cfg.CRI.DisableCPUCFSQuota = !o.cpuCFSQuota
+	cfg.CRI.SerializeImagePulls = &o.serializeImagePulls
+	cfg.CRI.MaxParallelImagePulls = o.maxParallelImagePulls
 	return cfg
 }

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // Manager runs the liveness, readiness and startup probes of the pods on the
@@ -143,14 +144,13 @@ type ExecRunner interface {
 // exec probe that times out fails; any other exec error is retried.
 var ErrExecTimeout = errors.New("command timed out")
 
-// EventRecorder records events about pods and containers. Its method has
-// the signature of client-go's record.EventRecorder.Eventf, so such a
-// recorder can be used as is. The Prober passes a *corev1.ObjectReference to
-// the container (fieldPath "spec.containers{name}"), as the kubelet does.
-type EventRecorder interface {
-	// Eventf records an event; it must not block.
-	Eventf(object runtime.Object, eventType, reason, messageFmt string, args ...any)
-}
+// EventRecorder records events about pods and containers. It is the
+// runtime package's EventRecorder, whose method has the signature of
+// client-go's record.EventRecorder.Eventf, so such a recorder can be used
+// as is and the prober and the runtime share one. The Prober passes a
+// *corev1.ObjectReference to the container (fieldPath
+// "spec.containers{name}"), as the kubelet does.
+type EventRecorder = noderuntime.EventRecorder
 
 // Event reasons the Prober records, the kubelet's.
 const (

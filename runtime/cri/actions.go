@@ -50,9 +50,10 @@ type containerToKill struct {
 
 // Kill reasons.
 const (
-	killReasonSpecChanged  = "SpecChanged"
-	killReasonUnknown      = "Unknown"
-	killReasonStartupProbe = "StartupProbe"
+	killReasonSpecChanged   = "SpecChanged"
+	killReasonUnknown       = "Unknown"
+	killReasonStartupProbe  = "StartupProbe"
+	killReasonLivenessProbe = "LivenessProbe"
 )
 
 // String formats the actions for logs.
@@ -68,9 +69,28 @@ func (a podActions) String() string {
 		a.InitContainersToStart, a.ContainersToStart, strings.Join(ids, " "))
 }
 
-// startupFunc tells whether a running container has started: whether its
-// startup probe (if any) has succeeded. computePodActions gates sidecars on it.
+// probeResults is what computePodActions learns from the probes about a
+// running container.
+type probeResults interface {
+	// startupResult tells whether the container has started: whether its
+	// startup probe (if any) has succeeded.
+	startupResult(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult
+	// livenessFailed tells whether its liveness probe failed for good.
+	livenessFailed(c *corev1.Container, cs *noderuntime.ContainerStatus) bool
+}
+
+// startupFunc is a probeResults with startup results only: whether a
+// running container has started. A nil startupFunc means runningIsStarted.
 type startupFunc func(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult
+
+func (f startupFunc) startupResult(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult {
+	if f == nil {
+		return noderuntime.StartupSucceeded
+	}
+	return f(c, cs)
+}
+
+func (startupFunc) livenessFailed(*corev1.Container, *noderuntime.ContainerStatus) bool { return false }
 
 // runningIsStarted is the startupFunc without a prober: a running container
 // has started.
@@ -79,8 +99,9 @@ func runningIsStarted(*corev1.Container, *noderuntime.ContainerStatus) noderunti
 }
 
 // computePodActions compares pod's spec with its runtime status and returns
-// the actions that reconcile them. It is pure: no I/O, no clock; startup
-// (nil means runningIsStarted) is asked whether a running sidecar started.
+// the actions that reconcile them. It is pure: no I/O, no clock; probes
+// (nil means no prober: running means started, nothing fails) is asked
+// whether a running container started and whether its liveness failed.
 //
 // A changed sandbox (none, none ready, several ready, a different network
 // namespace mode, no IP) means killing the pod and creating a new sandbox,
@@ -89,15 +110,17 @@ func runningIsStarted(*corev1.Container, *noderuntime.ContainerStatus) noderunti
 // that never ran are started, then the init containers are advanced
 // (computeInitContainerActions); only once they are done is each regular
 // container that is missing or dead started when the restart policy allows
-// it, and each running one whose spec hash changed killed and started again.
+// it, and each running one whose spec hash changed, whose liveness probe
+// failed or whose startup probe failed killed (and started again unless the
+// restart policy is Never; a changed spec restarts it whatever the policy).
 // When no regular container runs or should start, the pod is killed, its
 // sidecars included.
-func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup startupFunc) podActions {
+func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, probes probeResults) podActions {
 	if status == nil {
 		status = &noderuntime.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	if startup == nil {
-		startup = runningIsStarted
+	if probes == nil {
+		probes = startupFunc(runningIsStarted)
 	}
 	changed, attempt, sandboxID := sandboxChanged(pod, status)
 	a := podActions{
@@ -113,7 +136,7 @@ func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup s
 		return a
 	}
 	a.EphemeralContainersToStart = ephemeralContainersToStart(pod, status)
-	initialized := computeInitContainerActions(pod, status, startup, &a)
+	initialized := computeInitContainerActions(pod, status, probes, &a)
 	if a.KillPod {
 		a.EphemeralContainersToStart = nil
 		return a
@@ -121,7 +144,7 @@ func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup s
 	if !initialized {
 		return a
 	}
-	if computeContainerActions(pod, status, &a) == 0 && len(a.ContainersToStart) == 0 {
+	if computeContainerActions(pod, status, probes, &a) == 0 && len(a.ContainersToStart) == 0 {
 		// Nothing regular runs or will: the pod is done, and its sidecars
 		// must not keep it alive.
 		a.KillPod = true
@@ -133,7 +156,7 @@ func computePodActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup s
 
 // computeContainerActions decides the regular containers of an initialized
 // pod and returns how many keep running.
-func computeContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, a *podActions) int {
+func computeContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, probes probeResults, a *podActions) int {
 	keep := 0
 	for idx := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[idx]
@@ -151,18 +174,38 @@ func computeContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, a *
 			}
 			continue
 		}
-		if cs.Hash == hashContainer(c) {
+		kill, ok := runningContainerKill(c, cs, probes)
+		if !ok {
 			keep++
 			continue
 		}
-		// A changed spec restarts the container whatever the restart policy.
-		a.ContainersToStart = append(a.ContainersToStart, idx)
-		a.ContainersToKill[cs.ID] = containerToKill{
-			Name: c.Name, Reason: killReasonSpecChanged,
-			Message: fmt.Sprintf("Container %s definition changed (spec hash changed), will be restarted", c.Name),
+		// A changed spec restarts the container whatever the restart
+		// policy; a failed probe only when the pod restarts containers.
+		if kill.Reason == killReasonSpecChanged || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			kill.Message += ", will be restarted"
+			a.ContainersToStart = append(a.ContainersToStart, idx)
 		}
+		a.ContainersToKill[cs.ID] = kill
 	}
 	return keep
+}
+
+// runningContainerKill reports why a running regular container must be
+// killed, if it must: its spec changed, its liveness probe failed, or its
+// startup probe failed.
+func runningContainerKill(c *corev1.Container, cs *noderuntime.ContainerStatus, probes probeResults) (containerToKill, bool) {
+	switch {
+	case cs.Hash != hashContainer(c):
+		return containerToKill{Name: c.Name, Reason: killReasonSpecChanged,
+			Message: fmt.Sprintf("Container %s definition changed (spec hash changed)", c.Name)}, true
+	case probes.livenessFailed(c, cs):
+		return containerToKill{Name: c.Name, Reason: killReasonLivenessProbe,
+			Message: fmt.Sprintf("Container %s failed liveness probe", c.Name)}, true
+	case probes.startupResult(c, cs) == noderuntime.StartupFailed:
+		return containerToKill{Name: c.Name, Reason: killReasonStartupProbe,
+			Message: fmt.Sprintf("Container %s failed startup probe", c.Name)}, true
+	}
+	return containerToKill{}, false
 }
 
 // computeSandboxRecreate fills the actions for a pod whose sandbox must be

@@ -20,8 +20,9 @@ import (
 //   - A failed regular init container is started again, unless the pod's
 //     restartPolicy is Never: then the pod is killed and fails.
 //   - A sidecar that exited is started again (CrashLoopBackOff applies), also
-//     after initialization; one whose spec changed, whose startup probe
-//     failed or whose state is unknown is killed and started again.
+//     after initialization; one whose spec changed, whose startup or
+//     liveness probe failed or whose state is unknown is killed and started
+//     again.
 //   - Once a regular container was created or runs, the pod counts as
 //     initialized even if its init containers were removed since: only
 //     sidecars are kept running then.
@@ -29,7 +30,7 @@ import (
 // The containers are walked from the last to the first, because completed
 // init containers may have been removed from the runtime: the last one with
 // a status tells how far initialization got.
-func computeInitContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, startup startupFunc, a *podActions) bool {
+func computeInitContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, probes probeResults, a *podActions) bool {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 {
 		return true
@@ -54,7 +55,7 @@ func computeInitContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus,
 			continue // a completed init container: nothing more to do
 		}
 		step := initStep{c: c, cs: cs, i: i, last: i == len(inits)-1, laterStarted: laterStarted, restartOnFailure: restartOnFailure}
-		done, fail := initContainerActions(step, startup, a)
+		done, fail := initContainerActions(step, probes, a)
 		if fail {
 			a.KillPod = true
 			a.InitContainersToStart = nil
@@ -85,7 +86,7 @@ type initStep struct {
 // initContainerActions decides one init container that has a status: done
 // reports that it completes initialization (the last one succeeded or, as a
 // sidecar, started), fail that the pod failed and must be killed.
-func initContainerActions(s initStep, startup startupFunc, a *podActions) (done, fail bool) {
+func initContainerActions(s initStep, probes probeResults, a *podActions) (done, fail bool) {
 	sidecar := noderuntime.IsSidecar(s.c)
 	switch s.cs.State {
 	case noderuntime.ContainerStateCreated:
@@ -93,7 +94,7 @@ func initContainerActions(s initStep, startup startupFunc, a *podActions) (done,
 		a.InitContainersToStart = append(a.InitContainersToStart, s.i)
 	case noderuntime.ContainerStateRunning:
 		if sidecar {
-			return runningSidecarActions(s.c, s.cs, s.i, s.last, s.laterStarted, startup, a) && s.last, false
+			return runningSidecarActions(s.c, s.cs, s.i, s.last, s.laterStarted, probes, a) && s.last, false
 		}
 	case noderuntime.ContainerStateExited:
 		switch {
@@ -121,12 +122,13 @@ func initContainerActions(s initStep, startup startupFunc, a *podActions) (done,
 }
 
 // runningSidecarActions handles a running sidecar at index i (last when it
-// is the last init container) and reports whether it has started. A started sidecar lets the next init container
-// start (the first time) and is restarted when its spec changed; a failed
+// is the last init container) and reports whether it has started. A started
+// sidecar lets the next init container start (the first time) and is
+// restarted when its spec changed or its liveness probe failed; a failed
 // startup probe restarts it; a pending one holds initialization back.
 func runningSidecarActions(c *corev1.Container, cs *noderuntime.ContainerStatus, i int, last, laterStarted bool,
-	startup startupFunc, a *podActions) bool {
-	switch startup(c, cs) {
+	probes probeResults, a *podActions) bool {
+	switch probes.startupResult(c, cs) {
 	case noderuntime.StartupSucceeded:
 	case noderuntime.StartupFailed:
 		a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killReasonStartupProbe,
@@ -139,9 +141,14 @@ func runningSidecarActions(c *corev1.Container, cs *noderuntime.ContainerStatus,
 	if !laterStarted && !last {
 		a.InitContainersToStart = append(a.InitContainersToStart, i+1)
 	}
-	if cs.Hash != hashContainer(c) {
+	switch {
+	case cs.Hash != hashContainer(c):
 		a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killReasonSpecChanged,
 			Message: fmt.Sprintf("Init container %s definition changed (spec hash changed), will be restarted", c.Name)}
+		a.InitContainersToStart = append(a.InitContainersToStart, i)
+	case probes.livenessFailed(c, cs):
+		a.ContainersToKill[cs.ID] = containerToKill{Name: c.Name, Reason: killReasonLivenessProbe,
+			Message: fmt.Sprintf("Init container %s failed liveness probe, will be restarted", c.Name)}
 		a.InitContainersToStart = append(a.InitContainersToStart, i)
 	}
 	return true

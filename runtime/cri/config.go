@@ -25,6 +25,16 @@ const (
 	DefaultMinimumKillGracePeriod = 2 * time.Second
 	// DefaultResolvConf is the host resolver file read for pod DNS.
 	DefaultResolvConf = "/etc/resolv.conf"
+	// DefaultClusterDomain is the DNS domain of the cluster's services.
+	DefaultClusterDomain = "cluster.local"
+	// DefaultImagePullBackOff is the first delay after a failed image pull.
+	DefaultImagePullBackOff = 10 * time.Second
+	// DefaultImagePullMaxBackOff caps the delay between image pulls.
+	DefaultImagePullMaxBackOff = 300 * time.Second
+	// CgroupDriverCgroupfs manages cgroups as cgroupfs directories.
+	CgroupDriverCgroupfs = "cgroupfs"
+	// CgroupDriverSystemd names cgroups as systemd slices.
+	CgroupDriverSystemd = "systemd"
 	// defaultTerminationGracePeriod applies when neither the pod nor the
 	// container's annotations name a grace period (the API's default).
 	defaultTerminationGracePeriod = 30 * time.Second
@@ -42,10 +52,55 @@ type Config struct {
 	// and pod directories (<RootDir>/pods/<uid>: emptyDir volumes and
 	// termination message files). Defaults to /var/lib/nodekit.
 	RootDir string
-	// CgroupParent, when set, is a cgroupfs path (such as /nodekit) under
-	// which each pod's sandbox gets CgroupParent/pod<uid>. Systemd slices are
-	// not supported. Defaults to "" (the runtime's own default).
+	// CgroupParent, when set, is the cgroup (a cgroupfs path such as
+	// /nodekit) under which the manager keeps the kubelet's layout of pod
+	// cgroups: CgroupParent/kubepods/pod<uid> for Guaranteed pods and
+	// CgroupParent/kubepods/{burstable,besteffort}/pod<uid> for the others,
+	// each created with the pod's limits before its sandbox and removed by
+	// GarbageCollect after the pod is gone (agents may share it: each
+	// removes only the cgroups of the pods whose directory it made).
+	// Defaults to "" (no pod cgroups: the runtime's default parent).
 	CgroupParent string
+	// CgroupDriver is how cgroup names are spelled to the runtime:
+	// "cgroupfs" (paths, cgroups created by this manager on cgroup v1) or
+	// "systemd" (kubepods-burstable-pod<uid>.slice names; the runtime creates
+	// the slices and no pod-level limits are applied, as nodekit has no
+	// systemd cgroup manager yet). Defaults to "cgroupfs".
+	CgroupDriver string
+	// DisableCPUCFSQuota stops cpu limits from becoming CFS quotas (the
+	// kubelet's --cpu-cfs-quota=false). Defaults to false.
+	DisableCPUCFSQuota bool
+	// NodeMemoryBytes is the node's memory capacity, from which a Burstable
+	// container's oom_score_adj is computed. Defaults to MemTotal from
+	// /proc/meminfo, read once when first needed.
+	NodeMemoryBytes int64
+	// SeccompProfileRoot is the directory that Localhost seccomp profiles
+	// are relative to. Defaults to <RootDir>/seccomp.
+	SeccompProfileRoot string
+	// SeccompDefault makes RuntimeDefault the seccomp profile of containers
+	// that name none (the kubelet's seccompDefault). Defaults to false
+	// (Unconfined).
+	SeccompDefault bool
+	// ClusterDNS are the cluster DNS servers given to pods with dnsPolicy
+	// ClusterFirst (and ClusterFirstWithHostNet). Without them such pods get
+	// the host's resolver settings, as the kubelet does, and a warning is
+	// logged. Defaults to none.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's DNS domain, for pod search paths and
+	// hostnames with a subdomain. Defaults to cluster.local.
+	ClusterDomain string
+	// SerializeImagePulls pulls one image at a time (the kubelet's
+	// serializeImagePulls). Defaults to true.
+	SerializeImagePulls *bool
+	// MaxParallelImagePulls caps concurrent pulls when SerializeImagePulls is
+	// false. Defaults to 0 (no cap).
+	MaxParallelImagePulls int
+	// ImagePullBackOff is the first delay before an image that failed to
+	// pull for a pod is pulled again; it doubles on each failure. Defaults
+	// to 10s.
+	ImagePullBackOff time.Duration
+	// ImagePullMaxBackOff caps the image pull delay. Defaults to 300s.
+	ImagePullMaxBackOff time.Duration
 	// RuntimeHandler is passed to RunPodSandbox to select a runtime class
 	// handler. Defaults to "" (the runtime's default handler).
 	RuntimeHandler string
@@ -67,9 +122,9 @@ type Config struct {
 	// status.hostIPs downward-API fields. Defaults to none (they expand to "").
 	NodeIPs []string
 	// ResolvConf is the host resolver file that gives pods with dnsPolicy
-	// Default (and ClusterFirst, as nodekit has no cluster DNS) their
-	// nameservers; it is read at each sandbox creation. Defaults to
-	// /etc/resolv.conf.
+	// Default (and ClusterFirst without ClusterDNS) their nameservers and
+	// ClusterFirst pods their extra search domains; it is read at each
+	// sandbox creation. Defaults to /etc/resolv.conf.
 	ResolvConf string
 }
 
@@ -79,7 +134,10 @@ func (c Config) Validate() error {
 		return errors.New("cri config: InstanceID must be set (nodekit uses the node name)")
 	}
 	if strings.HasSuffix(c.CgroupParent, ".slice") {
-		return fmt.Errorf("cri config: CgroupParent %q is a systemd slice; only cgroupfs paths are supported", c.CgroupParent)
+		return fmt.Errorf("cri config: CgroupParent %q is a systemd slice; give the cgroup name (such as /nodekit) and set CgroupDriver", c.CgroupParent)
+	}
+	if err := c.validateConfinement(); err != nil {
+		return err
 	}
 	if c.RootDir != "" && !filepath.IsAbs(c.RootDir) {
 		return fmt.Errorf("cri config: RootDir %q must be an absolute path", c.RootDir)
@@ -87,6 +145,7 @@ func (c Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"InitialBackOff": c.InitialBackOff, "MaxBackOff": c.MaxBackOff,
 		"BackOffResetAfter": c.BackOffResetAfter, "MinimumKillGracePeriod": c.MinimumKillGracePeriod,
+		"ImagePullBackOff": c.ImagePullBackOff, "ImagePullMaxBackOff": c.ImagePullMaxBackOff,
 	} {
 		if d < 0 {
 			return fmt.Errorf("cri config: %s must not be negative, got %s", name, d)
@@ -122,6 +181,62 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResolvConf == "" {
 		c.ResolvConf = DefaultResolvConf
+	}
+	return c.confinementDefaults()
+}
+
+// validateConfinement checks the resource, DNS and image pull settings.
+func (c Config) validateConfinement() error {
+	switch c.CgroupDriver {
+	case "", CgroupDriverCgroupfs, CgroupDriverSystemd:
+	default:
+		return fmt.Errorf("cri config: CgroupDriver %q must be %q or %q", c.CgroupDriver, CgroupDriverCgroupfs, CgroupDriverSystemd)
+	}
+	if c.NodeMemoryBytes < 0 {
+		return fmt.Errorf("cri config: NodeMemoryBytes must not be negative, got %d", c.NodeMemoryBytes)
+	}
+	if c.SeccompProfileRoot != "" && !filepath.IsAbs(c.SeccompProfileRoot) {
+		return fmt.Errorf("cri config: SeccompProfileRoot %q must be an absolute path", c.SeccompProfileRoot)
+	}
+	for _, ip := range c.ClusterDNS {
+		if _, err := netip.ParseAddr(ip); err != nil {
+			return fmt.Errorf("cri config: ClusterDNS: %w", err)
+		}
+	}
+	if c.MaxParallelImagePulls < 0 {
+		return fmt.Errorf("cri config: MaxParallelImagePulls must not be negative, got %d", c.MaxParallelImagePulls)
+	}
+	if c.serializeImagePulls() && c.MaxParallelImagePulls > 1 {
+		return fmt.Errorf("cri config: MaxParallelImagePulls %d needs SerializeImagePulls false", c.MaxParallelImagePulls)
+	}
+	if d := c.confinementDefaults(); d.ImagePullBackOff > d.ImagePullMaxBackOff {
+		return fmt.Errorf("cri config: ImagePullBackOff %s exceeds ImagePullMaxBackOff %s", d.ImagePullBackOff, d.ImagePullMaxBackOff)
+	}
+	return nil
+}
+
+// serializeImagePulls is SerializeImagePulls with its default.
+func (c Config) serializeImagePulls() bool {
+	return c.SerializeImagePulls == nil || *c.SerializeImagePulls
+}
+
+// confinementDefaults fills the unset resource, DNS and image pull fields.
+// RootDir must be set first.
+func (c Config) confinementDefaults() Config {
+	if c.CgroupDriver == "" {
+		c.CgroupDriver = CgroupDriverCgroupfs
+	}
+	if c.SeccompProfileRoot == "" {
+		c.SeccompProfileRoot = filepath.Join(c.RootDir, "seccomp")
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
+	}
+	if c.ImagePullBackOff == 0 {
+		c.ImagePullBackOff = DefaultImagePullBackOff
+	}
+	if c.ImagePullMaxBackOff == 0 {
+		c.ImagePullMaxBackOff = DefaultImagePullMaxBackOff
 	}
 	return c
 }

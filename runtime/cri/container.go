@@ -1,6 +1,7 @@
 package cri
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -20,9 +21,21 @@ func containerLogPath(name string, restartCount int) string {
 
 // containerConfig builds the CreateContainer request for c. imageRef is the
 // image as the runtime resolved it; podIPs are the pod's current addresses.
-// It returns an error wrapping runtime.ErrConfig when the spec uses what
-// nodekit cannot provide yet.
-func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef string, restartCount int, podIPs []string) (*runtimeapi.ContainerConfig, error) {
+// It asks the runtime for the image's user (for runAsNonRoot and a default
+// runAsUser), and returns an error wrapping runtime.ErrConfig when the spec
+// uses what nodekit cannot provide yet or breaks runAsNonRoot.
+func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, imageRef string, restartCount int, podIPs []string) (*runtimeapi.ContainerConfig, error) {
+	uid, username, err := m.imageUser(ctx, imageRef)
+	if err != nil {
+		return nil, fmt.Errorf("%w: container %q: %w", noderuntime.ErrConfig, c.Name, err)
+	}
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
+		return nil, err
+	}
+	sc, err := m.securityContext(pod, c, uid, username)
+	if err != nil {
+		return nil, err
+	}
 	envs, err := m.containerEnv(pod, c, podIPs)
 	if err != nil {
 		return nil, err
@@ -53,35 +66,11 @@ func (m *Manager) containerConfig(pod *corev1.Pod, c *corev1.Container, imageRef
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
-		Linux:       &runtimeapi.LinuxContainerConfig{SecurityContext: containerSecurityContext(pod, c)},
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources:       m.containerResources(pod, c),
+			SecurityContext: sc,
+		},
 	}, nil
-}
-
-// containerSecurityContext carries the pod's namespace modes and the few
-// security settings nodekit supports so far.
-func containerSecurityContext(pod *corev1.Pod, c *corev1.Container) *runtimeapi.LinuxContainerSecurityContext {
-	out := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.RunAsUser != nil {
-			out.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			out.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-	}
-	sc := c.SecurityContext
-	if sc == nil {
-		return out
-	}
-	if sc.RunAsUser != nil {
-		out.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
-	}
-	if sc.RunAsGroup != nil {
-		out.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
-	}
-	out.Privileged = sc.Privileged != nil && *sc.Privileged
-	out.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
-	return out
 }
 
 // containerEnv evaluates c's environment in order: a value may refer to

@@ -11,16 +11,19 @@
 //	pod worker --> SyncPod(pod, status) --> computePodActions (pure)
 //	                 1. KillPod when the sandbox changed (then remove the init containers),
 //	                    else stop unwanted containers
-//	                 2. RunPodSandbox when needed
+//	                 2. RunPodSandbox when needed, after the pod cgroup (CgroupParent/
+//	                    kubepods/[<qos>/]pod<uid>, with the pod's limits) is made
 //	                 3. volumes: <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
 //	                    (tmpfs for medium Memory), hostPath type checks
 //	                 4. start ephemeral, then init, then regular containers: CrashLoopBackOff,
-//	                    image (pull policy), CreateContainer (mounts, termination message
+//	                    image (pull policy, ImagePullBackOff, pull secrets, serial or
+//	                    bounded pulls), image user (runAsNonRoot), CreateContainer
+//	                    (resources, security context, mounts, termination message
 //	                    file), StartContainer
 //	           --> KillPod(pod, runningPod, override) --> StopContainer (regular containers in
 //	                    parallel, then sidecars in reverse order), StopPodSandbox
 //	housekeeping --> GarbageCollect(isPodRemoved) --> RemoveContainer, RemovePodSandbox,
-//	                    pod directories of removed pods
+//	                    pod directories and pod cgroups of removed pods
 //
 // # Init containers, sidecars and ephemeral containers
 //
@@ -46,12 +49,48 @@
 //
 // KillPod gives each container a budget of the pod's grace period (the
 // override the pod workers computed, which only ever shrinks once termination
-// started), counted from the start of KillPod: a preStop hook, when a
-// runtime.PreStopRunner is set, and a sidecar's wait for its turn are taken
-// from it, and the rest, never less than MinimumKillGracePeriod, is the
-// stop timeout. Regular and ephemeral containers stop in parallel at once;
-// sidecars wait until every regular container has exited, then stop in
-// reverse spec order (or when their budget runs out).
+// started), counted from the start of KillPod: the preStop hook and a
+// sidecar's wait for its turn are taken from it, and the rest, never less
+// than MinimumKillGracePeriod, is the stop timeout. Regular and ephemeral
+// containers stop in parallel at once; sidecars wait until every regular
+// container has exited, then stop in reverse spec order (or when their
+// budget runs out).
+//
+// # Probes and lifecycle hooks
+//
+// Hooks run exec handlers through the CRI ExecSync (no timeout of their
+// own), httpGet handlers against the handler's host or else the pod's IP
+// (127.0.0.1 for a hostNetwork pod without one; any response counts as
+// success, as in the kubelet) and sleep handlers on the clock; tcpSocket
+// handlers fail. postStart runs right after StartContainer (the Started
+// event comes first); when it fails the container is killed (Killing
+// "FailedPostStartHook", its preStop included), a FailedPostStartHook
+// event is recorded and the start fails with ErrPostStartHook (waiting
+// reason PostStartHookError), to be restarted as the restart policy allows.
+// preStop runs before StopContainer, by the runtime.PreStopRunner when one
+// is set and by the manager itself otherwise, bounded by the container's
+// budget on the clock: a hook still running then is cancelled, and the
+// container gets the rest (the minimum), so a pod never takes longer than
+// its grace period plus MinimumKillGracePeriod.
+//
+// With runtime.LivenessResults set (SetLivenessResults, runtime.LivenessAware)
+// a running container whose liveness probe failed is killed ("Container X
+// failed liveness probe, will be restarted") and started again unless the
+// restart policy is Never; so is a regular container whose startup probe
+// failed (StartupResults) and a sidecar whose liveness probe failed. The
+// kill uses the probe's terminationGracePeriodSeconds when set, unless the
+// pod is being deleted. CrashLoopBackOff applies to the restart as to any.
+//
+// # Events
+//
+// The manager records the kubelet's events through the
+// runtime.EventRecorder set with SetEventRecorder (runtime.EventAware),
+// or its log without one: Pulling, Pulled, Failed (with "Error: <reason>"
+// when a container cannot be created or started, naming the unsupported
+// field for a CreateContainerConfigError), ErrImageNeverPull, Created,
+// Started, Killing, FailedPostStartHook, FailedPreStopHook, and, on the
+// pod, BackOff, SandboxChanged and FailedCreatePodSandBox. Container events
+// refer to the container by field path (spec.containers{name}).
 //
 // A container's terminationMessagePath is backed by a host file,
 // <RootDir>/pods/<uid>/containers/<name>/<random>, created before the
@@ -75,15 +114,39 @@
 // first) by GarbageCollect once the pod is removed and nothing of it runs.
 //
 // SyncPod records every step in a runtime.SyncResult; a failed step wraps one
-// of the runtime package's sentinel errors (ErrCrashLoopBackOff, ErrImagePull,
+// of the runtime package's sentinel errors (ErrCrashLoopBackOff,
+// ErrImagePullBackOff, ErrImagePull,
 // ErrImageNeverPull, ErrCreatePodSandbox, ErrCreateContainer,
 // ErrRunContainer, ErrKillContainer, ErrConfig), and a CrashLoopBackOff step
 // carries in RetryAfter the time left before the container may start.
 //
+// # Resources, security context, DNS and image pulls
+//
+// They reach the runtime as the kubelet sends them (resources.go,
+// security.go, dns.go, pulls.go): requests and limits become cpu shares, a
+// CFS quota over a 100ms period and a memory limit, with the oom_score_adj
+// of the pod's QoS class (internal/qos); the sandbox gets the pod's summed
+// resources and its overhead. With CgroupParent set the manager keeps the
+// kubelet's pod cgroups with the cgroupfs driver on cgroup v1 (cgroups.go
+// names them for cgroupfs and systemd; cgroupManager is where cgroup v2 or a
+// systemd manager plugs in). The security context is the effective pod and
+// container one: user, groups (fsGroup, supplementalGroups and their
+// policy), capabilities, privileged, read-only root, no_new_privs, seccomp
+// (RuntimeDefault, Unconfined, Localhost under SeccompProfileRoot),
+// AppArmor, masked /proc paths, sysctls and host namespaces; runAsNonRoot is
+// checked against the user the runtime reports for the image. DNS follows
+// dnsPolicy with ClusterDNS and ClusterDomain; hostname, subdomain and
+// setHostnameAsFQDN give the sandbox's hostname. An image that failed to
+// pull for a pod is not pulled again for that pod before its backoff (10s,
+// doubling up to 5m) ends: the step wraps ErrImagePullBackOff with the time
+// left in RetryAfter. Pull secrets are read through a SecretGetter (set with
+// SetSecretGetter) and matched to the image's registry as the kubelet's
+// docker keyring does.
+//
 // # State lives in the runtime
 //
 // The manager keeps no pod state of its own except the CrashLoopBackOff
-// delays. Sandboxes carry the pod's labels plus io.kubernetes.pod.name,
+// and ImagePullBackOff delays. Sandboxes carry the pod's labels plus io.kubernetes.pod.name,
 // .namespace and .uid and nodekit.io/instance=<InstanceID>, and the pod's
 // annotations. Containers carry the same identity labels plus
 // io.kubernetes.container.name, and annotations with the spec hash, the
@@ -105,14 +168,18 @@
 //     changed, while an in-place resize still restarts nothing. A nodekit
 //     upgrade whose k8s.io/api adds a container field that is encoded when
 //     unset would restart containers once.
-//   - No cluster DNS: dnsPolicy ClusterFirst gets the host's resolver file,
-//     as the kubelet does when it has no cluster DNS configured.
+//   - Without ClusterDNS, dnsPolicy ClusterFirst gets the host's resolver
+//     file, as the kubelet does (with a MissingClusterDNS warning event).
+//     nodekit does not manage /etc/hosts: the runtime's own is used.
+//   - Pod cgroups: no node-allocatable kubepods limits, no dynamic cpu.shares
+//     of the burstable tier, no pids limit, no hugepages, no memory QoS; the
+//     systemd driver and cgroup v2 only name the pod cgroup and leave it to
+//     the runtime, without pod-level limits.
 //   - Not supported yet (a clear ErrConfig names them): envFrom,
 //     configMapKeyRef, secretKeyRef, resourceFieldRef; volumes other than
 //     emptyDir and hostPath, volumeDevices, emptyDir medium HugePages.
-//     Not handled yet: postStart hooks (preStop hooks run only through a
-//     PreStopRunner), liveness probes of sidecars, sizeLimit of an emptyDir
-//     on disk, resource limits and image pull backoff.
+//     Not handled yet: sizeLimit of an emptyDir
+//     on disk, credential provider plugins and the node's own docker config.
 //   - A pod known only to the runtime (KillPod with a nil pod) stops all its
 //     containers in parallel: without the spec, sidecars are not known.
 //   - The minimum kill grace period also bounds a gracePeriodOverride.

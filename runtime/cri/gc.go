@@ -43,13 +43,14 @@ func (p *gcPod) running() bool {
 // container uses except the newest sandbox. For a pod for which isPodRemoved
 // returns true and in which nothing runs, it removes every container, then
 // every sandbox, then the pod's log directory and its pod directory
-// (<RootDir>/pods/<uid>, volumes included, tmpfs unmounted first). Pod
-// directories this manager made for removed pods that have nothing left in
-// the runtime are removed too. It also forgets stale CrashLoopBackOff
-// entries. The returned error joins every failure; objects
+// (<RootDir>/pods/<uid>, volumes included, tmpfs unmounted first) and its
+// pod cgroup. Pod directories this manager made for removed pods that have
+// nothing left in the runtime are removed too. It also forgets stale
+// CrashLoopBackOff and ImagePullBackOff entries. The returned error joins every failure; objects
 // already gone are not errors. Safe to call concurrently with SyncPod.
 func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UID) bool) error {
 	defer m.backOff.GC()
+	defer m.pulls.gc()
 	pods, err := m.gcListPods(ctx)
 	if err != nil {
 		return err

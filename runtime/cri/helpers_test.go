@@ -143,6 +143,8 @@ type testEnv struct {
 	is  *fakeapi.FakeImageService
 	clk *clocktesting.FakeClock
 	cfg Config
+	// cgroups records the pod cgroups the manager makes (never the host's).
+	cgroups *fakeCgroups
 }
 
 // newTestEnv builds a manager over fakes, with a temp root dir and resolver
@@ -162,7 +164,11 @@ func newTestEnv(t *testing.T, mutate ...func(*Config)) *testEnv {
 	is := fakeapi.NewFakeImageService()
 	is.SetFakeImages([]string{testImage})
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	return &testEnv{m: NewManager(rs, is, clk, logr.Discard(), cfg), rs: rs, is: is, clk: clk, cfg: cfg}
+	m := NewManager(rs, is, clk, logr.Discard(), cfg)
+	cg := &fakeCgroups{}
+	m.cgroups.use(cg)
+	m.host = &hostFacts{sysRoot: dir} // no /proc or /sys: no thermal paths, no MemTotal
+	return &testEnv{m: m, rs: rs, is: is, clk: clk, cfg: cfg, cgroups: cg}
 }
 
 // status is GetPodStatus that fails the test on error.

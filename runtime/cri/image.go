@@ -47,22 +47,34 @@ func (m *Manager) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Co
 			return "", false
 		}
 		if img := resp.GetImage(); img != nil {
+			m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventPulled, "Container image %q already present on machine", c.Image)
 			return img.GetId(), true
 		}
 		if policy == corev1.PullNever {
 			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 			result.Add(noderuntime.StartContainer, c.Name, fmt.Errorf("%w: %s", noderuntime.ErrImageNeverPull, msg), msg)
+			m.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventNeverPull, "%s", msg)
 			return "", false
 		}
 	}
-	m.log.V(2).Info("pulling image", "pod", formatPod(pod), "container", c.Name, "image", c.Image)
-	ref, err := m.is.PullImage(ctx, spec, nil, sbCfg)
-	if err != nil {
-		err = fmt.Errorf("pull image %q of container %q: %w: %w", c.Image, c.Name, noderuntime.ErrImagePull, err)
-		result.Add(noderuntime.PullImage, c.Name, err, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+	key := pullBackOffKey(pod, c.Image)
+	if m.pullBackOff(pod, c, key, result) {
 		return "", false
 	}
+	m.log.V(2).Info("pulling image", "pod", formatPod(pod), "container", c.Name, "image", c.Image)
+	m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventPulling, "Pulling image %q", c.Image)
+	pullStart := m.clk.Now()
+	ref, err := m.pulls.pull(ctx, m.is, spec, m.pullCredentials(ctx, pod, c.Image), sbCfg)
+	if err != nil {
+		m.pulls.failed(key, fmt.Sprintf("%s: %v", noderuntime.ErrImagePull, err))
+		err = fmt.Errorf("pull image %q of container %q: %w: %w", c.Image, c.Name, noderuntime.ErrImagePull, err)
+		result.Add(noderuntime.PullImage, c.Name, err, fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+		m.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventFailed, "Failed to pull image %q: %v", c.Image, err)
+		return "", false
+	}
+	m.pulls.succeeded(key)
 	result.Add(noderuntime.PullImage, c.Name, nil, fmt.Sprintf("Successfully pulled image %q", c.Image))
+	m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventPulled, "Successfully pulled image %q in %v", c.Image, m.clk.Since(pullStart))
 	if ref == "" {
 		ref = c.Image
 	}

@@ -63,7 +63,7 @@ func (m *Manager) killPodWithResult(ctx context.Context, pod *corev1.Pod, runnin
 	for _, c := range toStop {
 		wg.Go(func() {
 			step := noderuntime.StepResult{Action: noderuntime.KillContainer, Target: c.Name}
-			if err := m.stopContainer(ctx, pod, c.ID, c.Name, gracePeriodOverride, start, order); err != nil {
+			if err := m.stopContainer(ctx, pod, c.ID, c.Name, "", gracePeriodOverride, start, order); err != nil {
 				step.Err = fmt.Errorf("%w (pod %s)", err, podName)
 				step.Message = step.Err.Error()
 			}
@@ -86,20 +86,26 @@ func (m *Manager) killPodWithResult(ctx context.Context, pod *corev1.Pod, runnin
 }
 
 // killContainer stops one container with its own grace period, outside any
-// termination order (a container that is replaced or not wanted).
-func (m *Manager) killContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string, gracePeriodOverride *int64) error {
-	return m.stopContainer(ctx, pod, id, name, gracePeriodOverride, m.clk.Now(), nil)
+// termination order (a container that is replaced or not wanted); message
+// says why, in the Killing event.
+func (m *Manager) killContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name, message string, gracePeriodOverride *int64) error {
+	return m.stopContainer(ctx, pod, id, name, message, gracePeriodOverride, m.clk.Now(), nil)
 }
 
 // stopContainer stops one container within its budget: the grace period
-// counted from start. Its preStop hook runs first, then it waits for its
+// counted from start. A Killing event says why (message, or "Stopping
+// container <name>"). Its preStop hook runs first, then it waits for its
 // turn in order (nil for none), then it is stopped with what is left of the
 // budget, at least MinimumKillGracePeriod. A container that is already gone
 // counts as stopped.
-func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string,
+func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name, message string,
 	gracePeriodOverride *int64, start time.Time, order *terminationOrder) error {
 	grace := m.gracePeriod(ctx, pod, id, gracePeriodOverride)
 	deadline := start.Add(time.Duration(grace) * time.Second)
+	if message == "" {
+		message = fmt.Sprintf("Stopping container %s", name)
+	}
+	m.containerEvent(pod, name, corev1.EventTypeNormal, EventKilling, "%s", message)
 	m.runPreStop(ctx, pod, id, name, deadline)
 	if order != nil {
 		order.waitForTurn(ctx, m.clk, name, deadline)
@@ -119,23 +125,38 @@ func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderun
 	return nil
 }
 
-// runPreStop runs the container's preStop hook, when it has one and a runner
-// is set, bounded by the container's deadline. A failed hook is logged; the
-// container is stopped anyway.
+// runPreStop runs the container's preStop hook, when it has one, bounded by
+// the container's deadline (on the manager's clock): a hook still running
+// then is cancelled and left behind, and the container is stopped. A
+// failed hook is logged with a FailedPreStopHook event; the container is
+// stopped anyway.
 func (m *Manager) runPreStop(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name string, deadline time.Time) {
-	runner := m.preStopRunner()
 	spec := containerSpec(pod, name)
-	if runner == nil || spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil {
+	if spec == nil || spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil {
 		return
 	}
 	left := deadline.Sub(m.clk.Now())
 	if left <= 0 {
 		return
 	}
+	runner := m.preStopRunner()
+	timer := m.clk.NewTimer(left)
+	defer timer.Stop()
 	hookCtx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
-	if err := runner.RunPreStop(hookCtx, pod, spec, id); err != nil {
-		m.log.Error(err, "preStop hook failed", "pod", formatPod(pod), "container", name, "containerID", id.ID)
+	done := make(chan error, 1)
+	go func() { done <- runner.RunPreStop(hookCtx, pod, spec, id) }()
+	log := m.log.WithValues("pod", formatPod(pod), "container", name, "containerID", id.ID)
+	select {
+	case err := <-done:
+		if err != nil {
+			log.Error(err, "preStop hook failed")
+			// Not the message: a hook's output may hold secrets.
+			m.containerEvent(pod, name, corev1.EventTypeWarning, EventFailedPreStopHook, "PreStopHook failed")
+		}
+	case <-timer.C():
+		log.V(2).Info("preStop hook did not complete within the grace period", "gracePeriod", left)
+	case <-ctx.Done():
 	}
 }
 

@@ -28,6 +28,7 @@ var (
 	_ noderuntime.Runtime          = (*Manager)(nil)
 	_ noderuntime.GarbageCollector = (*Manager)(nil)
 	_ noderuntime.ProbeAware       = (*Manager)(nil)
+	_ noderuntime.LivenessAware    = (*Manager)(nil)
 )
 
 // Manager is the CRI runtime manager: nodekit's default runtime.Runtime and
@@ -46,11 +47,20 @@ type Manager struct {
 	// backOff holds the CrashLoopBackOff state of every container; it has
 	// its own lock.
 	backOff *flowcontrol.Backoff
+	// pulls, cgroups and host serve the image pulls, the pod cgroups and
+	// the machine facts of resources.go; each has its own lock.
+	pulls   *puller
+	cgroups *podCgroups
+	host    *hostFacts
 
 	mu          sync.RWMutex
 	runtimeName string
 	startup     noderuntime.StartupResults
+	liveness    noderuntime.LivenessResults
 	preStop     noderuntime.PreStopRunner
+	rec         noderuntime.EventRecorder
+	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
+	hooks *hookRunner
 }
 
 // NewManager returns a manager over the given CRI services. It does no I/O:
@@ -70,6 +80,10 @@ func NewManager(rs criapi.RuntimeService, is criapi.ImageManagerService, clk clo
 		log:     log.WithName("cri"),
 		cfg:     cfg,
 		backOff: bo,
+		pulls:   newPuller(cfg, clk),
+		cgroups: newPodCgroups(cfg, log.WithName("cri")),
+		host:    newHostFacts(),
+		hooks:   newHookRunner(rs, clk),
 	}
 }
 
@@ -152,34 +166,58 @@ func (m *Manager) SetStartupResults(results noderuntime.StartupResults) {
 
 // SetPreStopRunner implements runtime.ProbeAware: runner runs each
 // container's preStop hook before it is stopped, inside its grace period.
-// Without a runner (nil), no preStop hook runs. Safe for concurrent use.
+// Without a runner (nil), the manager runs exec, httpGet and sleep hooks
+// itself. Safe for concurrent use.
 func (m *Manager) SetPreStopRunner(runner noderuntime.PreStopRunner) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.preStop = runner
 }
 
-// startupFunc returns how computePodActions learns whether a running
-// container has started.
-func (m *Manager) startupFunc() startupFunc {
-	m.mu.RLock()
-	results := m.startup
-	m.mu.RUnlock()
-	if results == nil {
-		return runningIsStarted
-	}
-	return func(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult {
-		if c.StartupProbe == nil {
-			return noderuntime.StartupSucceeded
-		}
-		return results.StartupResult(cs.ID)
-	}
+// SetLivenessResults implements runtime.LivenessAware: a running container
+// whose liveness probe failed for good, per results, is killed and, as its
+// restart policy allows, started again. Without results (nil) no container
+// is killed for its liveness. Safe for concurrent use.
+func (m *Manager) SetLivenessResults(results noderuntime.LivenessResults) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.liveness = results
 }
 
-// preStopRunner returns the preStop runner, or nil.
+// probes returns what computePodActions learns from the probes.
+func (m *Manager) probes() probeResults {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return managerProbes{startup: m.startup, liveness: m.liveness}
+}
+
+// managerProbes is the probeResults of the results set on the manager.
+type managerProbes struct {
+	startup  noderuntime.StartupResults
+	liveness noderuntime.LivenessResults
+}
+
+// startupResult implements probeResults: a container without a startup
+// probe, or any container without results, has started.
+func (p managerProbes) startupResult(c *corev1.Container, cs *noderuntime.ContainerStatus) noderuntime.StartupResult {
+	if p.startup == nil || c.StartupProbe == nil {
+		return noderuntime.StartupSucceeded
+	}
+	return p.startup.StartupResult(cs.ID)
+}
+
+// livenessFailed implements probeResults.
+func (p managerProbes) livenessFailed(c *corev1.Container, cs *noderuntime.ContainerStatus) bool {
+	return p.liveness != nil && c.LivenessProbe != nil && p.liveness.LivenessFailed(cs.ID)
+}
+
+// preStopRunner returns the preStop runner, or the built-in one.
 func (m *Manager) preStopRunner() noderuntime.PreStopRunner {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.preStop == nil {
+		return builtinPreStop{m}
+	}
 	return m.preStop
 }
 

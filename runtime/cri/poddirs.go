@@ -70,9 +70,9 @@ func (m *Manager) removePodDir(uid types.UID) error {
 	return nil
 }
 
-// removeOrphanPodDirs removes this manager's pod directories of pods that
-// are removed and have nothing left in the runtime (present lists the pods
-// that do).
+// removeOrphanPodDirs removes this manager's pod directories, and the pod
+// cgroups, of pods that are removed and have nothing left in the runtime
+// (present lists the pods that do).
 func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present map[types.UID]bool) []error {
 	entries, err := os.ReadDir(filepath.Join(m.cfg.RootDir, "pods"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -85,6 +85,12 @@ func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present
 	for _, e := range entries {
 		uid := types.UID(e.Name())
 		if !e.IsDir() || present[uid] || !isPodRemoved(uid) || !m.ownsPodDir(uid) {
+			continue
+		}
+		// The directory marks the pod's cgroup as this manager's: it goes
+		// only after the cgroup.
+		if err := m.cgroups.remove(uid); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if err := m.removePodDir(uid); err != nil {

@@ -1,13 +1,7 @@
 package cri
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,19 +28,17 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		Labels:       m.sandboxLabels(pod),
 		Annotations:  sandboxAnnotations(pod),
 		PortMappings: portMappings(pod),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: namespaceOptions(pod),
-				Privileged:       anyPrivileged(pod),
-			},
-		},
 	}
+	linux, err := m.sandboxLinuxConfig(pod)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Linux = linux
 	// runc refuses a hostname for a pod in the node's network namespace.
 	if !pod.Spec.HostNetwork {
-		cfg.Hostname = podHostname(pod)
-	}
-	if m.cfg.CgroupParent != "" {
-		cfg.Linux.CgroupParent = path.Join("/", m.cfg.CgroupParent, "pod"+string(pod.UID))
+		if cfg.Hostname, err = m.podHostname(pod); err != nil {
+			return nil, err
+		}
 	}
 	dns, err := m.dnsConfig(pod)
 	if err != nil {
@@ -56,16 +48,40 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 	return cfg, nil
 }
 
-// podHostname is spec.hostname, else the pod name, cut to a DNS label.
-func podHostname(pod *corev1.Pod) string {
-	h := pod.Spec.Hostname
-	if h == "" {
-		h = pod.Name
+// sandboxLinuxConfig is the sandbox's Linux settings as the kubelet sends
+// them: its pod cgroup, the pod-level security context (namespaces, user,
+// groups, SELinux, the RuntimeDefault seccomp profile), sysctls, and the
+// pod's aggregated resources and overhead.
+func (m *Manager) sandboxLinuxConfig(pod *corev1.Pod) (*runtimeapi.LinuxPodSandboxConfig, error) {
+	sc := &runtimeapi.LinuxSandboxSecurityContext{
+		NamespaceOptions: namespaceOptions(pod),
+		Privileged:       anyPrivileged(pod),
+		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 	}
-	if len(h) > maxHostnameLen {
-		h = strings.TrimRight(h[:maxHostnameLen], "-.")
+	out := &runtimeapi.LinuxPodSandboxConfig{
+		CgroupParent:    m.cgroups.parentOf(pod),
+		SecurityContext: sc,
+		Sysctls:         map[string]string{},
 	}
-	return h
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+		}
+		if psc.RunAsGroup != nil {
+			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+		}
+		groups, policy, err := supplementalGroups(psc)
+		if err != nil {
+			return nil, err
+		}
+		sc.SupplementalGroups, sc.SupplementalGroupsPolicy = groups, policy
+		sc.SelinuxOptions = seLinuxOption(psc.SELinuxOptions)
+		for _, s := range psc.Sysctls {
+			out.Sysctls[s.Name] = s.Value
+		}
+	}
+	out.Resources, out.Overhead = m.sandboxResources(pod)
+	return out, nil
 }
 
 // portMappings lists the container ports that ask for a host port.
@@ -116,57 +132,4 @@ func anyPrivileged(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// dnsConfig gives the pod the host's resolver settings (nodekit has no
-// cluster DNS, so ClusterFirst falls back to them as the kubelet does
-// without one) unless dnsPolicy is None; spec.dnsConfig is appended.
-func (m *Manager) dnsConfig(pod *corev1.Pod) (*runtimeapi.DNSConfig, error) {
-	out := &runtimeapi.DNSConfig{}
-	if pod.Spec.DNSPolicy != corev1.DNSNone {
-		data, err := os.ReadFile(m.cfg.ResolvConf)
-		if err != nil && !os.IsNotExist(err) {
-			return nil, fmt.Errorf("read resolver file %s: %w", m.cfg.ResolvConf, err)
-		}
-		out = parseResolvConf(data)
-	}
-	if pc := pod.Spec.DNSConfig; pc != nil {
-		out.Servers = append(out.Servers, pc.Nameservers...)
-		out.Searches = append(out.Searches, pc.Searches...)
-		for _, o := range pc.Options {
-			opt := o.Name
-			if o.Value != nil {
-				opt += ":" + *o.Value
-			}
-			out.Options = append(out.Options, opt)
-		}
-	}
-	return out, nil
-}
-
-// parseResolvConf reads nameserver, search and options lines of a
-// resolv.conf; comments and other keywords are ignored, and a later search
-// line replaces an earlier one as the resolver does.
-func parseResolvConf(data []byte) *runtimeapi.DNSConfig {
-	out := &runtimeapi.DNSConfig{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.IndexAny(line, "#;"); i >= 0 {
-			line = line[:i]
-		}
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
-			continue
-		}
-		switch fields[0] {
-		case "nameserver":
-			out.Servers = append(out.Servers, fields[1])
-		case "search":
-			out.Searches = append([]string(nil), fields[1:]...)
-		case "options":
-			out.Options = append(out.Options, fields[1:]...)
-		}
-	}
-	return out
 }

@@ -30,9 +30,10 @@ func mkdirAll(dir string) error { return os.MkdirAll(dir, 0o755) }
 
 // startContainer waits out CrashLoopBackOff, ensures the image, then creates
 // and starts one container (regular, init or ephemeral; target names the
-// container whose process namespace an ephemeral container joins), recording
-// the outcome as a StartContainer step. It reports whether the container
-// started.
+// container whose process namespace an ephemeral container joins), runs its
+// postStart hook, and records the outcome as a StartContainer step and as
+// the kubelet's events (Created, Started, Failed). It reports whether the
+// container started.
 func (m *Manager) startContainer(ctx context.Context, ps *podStart, c *corev1.Container, target string) bool {
 	pod, result := ps.pod, ps.result
 	if m.inBackOff(pod, c, ps.status, result) {
@@ -40,39 +41,50 @@ func (m *Manager) startContainer(ctx context.Context, ps *podStart, c *corev1.Co
 	}
 	imageRef, ok := m.ensureImage(ctx, pod, c, ps.sbCfg, result)
 	if !ok {
+		if reason, _ := result.Waiting(c.Name); reason != "" {
+			m.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventFailed, "Error: %s", reason)
+		}
 		return false
 	}
 	restartCount := m.nextRestartCount(pod, c, ps.status)
-	cfg, err := m.containerConfig(pod, c, imageRef, restartCount, ps.podIPs)
+	cfg, err := m.containerConfig(ctx, pod, c, imageRef, restartCount, ps.podIPs)
 	if err == nil {
 		err = m.addMounts(ps, c, cfg)
 	}
 	if err == nil && target != "" {
 		err = targetNamespace(cfg, ps.status, c.Name, target)
 	}
-	if err != nil {
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return false
+	if err == nil {
+		if err = mkdirAll(filepath.Join(ps.sbCfg.GetLogDirectory(), c.Name)); err != nil {
+			err = fmt.Errorf("log directory of container %q: %w: %w", c.Name, noderuntime.ErrCreateContainer, err)
+		}
 	}
-	if err := mkdirAll(filepath.Join(ps.sbCfg.GetLogDirectory(), c.Name)); err != nil {
-		err = fmt.Errorf("log directory of container %q: %w: %w", c.Name, noderuntime.ErrCreateContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return false
+	if err != nil {
+		return m.failStart(pod, c, err, result)
 	}
 	m.log.V(2).Info("starting container", "pod", formatPod(pod), "container", c.Name, "restartCount", restartCount)
 	id, err := m.rs.CreateContainer(ctx, ps.sandboxID, cfg, ps.sbCfg)
 	if err != nil {
-		err = fmt.Errorf("create container %q of pod %s: %w: %w", c.Name, formatPod(pod), noderuntime.ErrCreateContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
-		return false
+		return m.failStart(pod, c, fmt.Errorf("create container %q of pod %s: %w: %w", c.Name, formatPod(pod), noderuntime.ErrCreateContainer, err), result)
 	}
+	m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventCreated, "Created container: %s", c.Name)
 	if err := m.rs.StartContainer(ctx, id); err != nil {
-		err = fmt.Errorf("start container %q (%s) of pod %s: %w: %w", c.Name, id, formatPod(pod), noderuntime.ErrRunContainer, err)
-		result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
+		return m.failStart(pod, c, fmt.Errorf("start container %q (%s) of pod %s: %w: %w", c.Name, id, formatPod(pod), noderuntime.ErrRunContainer, err), result)
+	}
+	m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventStarted, "Started container %s", c.Name)
+	if !m.runPostStart(ctx, ps, c, m.containerID(id)) {
 		return false
 	}
 	result.Add(noderuntime.StartContainer, c.Name, nil, "")
 	return true
+}
+
+// failStart records a container that could not be created or started: a
+// failed StartContainer step and a Failed event. It returns false.
+func (m *Manager) failStart(pod *corev1.Pod, c *corev1.Container, err error, result *noderuntime.SyncResult) bool {
+	result.Add(noderuntime.StartContainer, c.Name, err, err.Error())
+	m.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventFailed, "Error: %v", err)
+	return false
 }
 
 // addMounts gives the container its volume mounts and the file that backs
@@ -156,6 +168,7 @@ func (m *Manager) inBackOff(pod *corev1.Pod, c *corev1.Container, status *noderu
 	if m.backOff.IsInBackOffSince(key, exited.FinishedAt) {
 		delay := m.backOff.Get(key)
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay, c.Name, formatPod(pod))
+		m.podEvent(pod, corev1.EventTypeWarning, EventBackOff, "Back-off restarting failed container %s in pod %s", c.Name, formatPod(pod))
 		result.Steps = append(result.Steps, noderuntime.StepResult{
 			Action: noderuntime.StartContainer, Target: c.Name, Message: msg,
 			Err:        fmt.Errorf("%w: %s", noderuntime.ErrCrashLoopBackOff, msg),

@@ -27,7 +27,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 	if status == nil {
 		status = &noderuntime.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	actions := computePodActions(pod, status, m.startupFunc())
+	actions := computePodActions(pod, status, m.probes())
 	log := m.log.WithValues("pod", formatPod(pod))
 	log.V(4).Info("computed pod actions", "actions", actions.String())
 	if !m.killForSync(ctx, pod, status, actions, result) {
@@ -58,7 +58,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 	}
 	vols, err := m.setupVolumes(pod)
 	if err != nil {
-		failStarts(pod, actions, err, result)
+		m.failStarts(pod, actions, err, result)
 		return result
 	}
 	ps.volumes = vols
@@ -92,9 +92,12 @@ func (a podActions) startsAny() bool {
 }
 
 // failStarts records err as the failed start of every container the actions
-// would start.
-func failStarts(pod *corev1.Pod, a podActions, err error, result *noderuntime.SyncResult) {
-	add := func(name string) { result.Add(noderuntime.StartContainer, name, err, err.Error()) }
+// would start, each with a Failed event.
+func (m *Manager) failStarts(pod *corev1.Pod, a podActions, err error, result *noderuntime.SyncResult) {
+	add := func(name string) {
+		result.Add(noderuntime.StartContainer, name, err, err.Error())
+		m.containerEvent(pod, name, corev1.EventTypeWarning, EventFailed, "Error: %v", err)
+	}
 	for _, i := range a.EphemeralContainersToStart {
 		add(pod.Spec.EphemeralContainers[i].Name)
 	}
@@ -116,6 +119,7 @@ func (m *Manager) killForSync(ctx context.Context, pod *corev1.Pod, status *node
 	}
 	if actions.CreateSandbox && actions.SandboxID != "" {
 		m.log.V(2).Info("pod sandbox changed, it will be killed and re-created", "pod", formatPod(pod), "sandbox", actions.SandboxID)
+		m.podEvent(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
 	}
 	m.killPodWithResult(ctx, pod, status.ToPod(), nil, result)
 	if result.Error() != nil {
@@ -149,7 +153,8 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *corev1.Pod, stat
 }
 
 // killUnwanted stops the containers the actions name, in a stable order, and
-// stops at the first failure. It reports whether all were stopped.
+// stops at the first failure; one killed for a failed probe gets the probe's
+// terminationGracePeriodSeconds. It reports whether all were stopped.
 func (m *Manager) killUnwanted(ctx context.Context, pod *corev1.Pod, actions podActions, result *noderuntime.SyncResult) bool {
 	ids := make([]noderuntime.ContainerID, 0, len(actions.ContainersToKill))
 	for id := range actions.ContainersToKill {
@@ -159,7 +164,7 @@ func (m *Manager) killUnwanted(ctx context.Context, pod *corev1.Pod, actions pod
 	for _, id := range ids {
 		k := actions.ContainersToKill[id]
 		m.log.V(2).Info("killing unwanted container", "pod", formatPod(pod), "container", k.Name, "containerID", id.ID, "reason", k.Reason, "message", k.Message)
-		if err := m.killContainer(ctx, pod, id, k.Name, nil); err != nil {
+		if err := m.killContainer(ctx, pod, id, k.Name, k.Message, probeGracePeriod(pod, k)); err != nil {
 			result.Add(noderuntime.KillContainer, k.Name, err, err.Error())
 			return false
 		}
@@ -174,6 +179,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 	target := formatPod(pod)
 	fail := func(err error, msg string) (string, *runtimeapi.PodSandboxConfig, []string, bool) {
 		result.Add(noderuntime.CreatePodSandbox, target, err, msg)
+		m.podEvent(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox, "%s", msg)
 		return "", nil, nil, false
 	}
 	cfg, err := m.sandboxConfig(pod, attempt)
@@ -184,6 +190,10 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 	if err := mkdirAll(cfg.GetLogDirectory()); err != nil {
 		msg := fmt.Sprintf("Create pod log directory for pod %q failed: %v", target, err)
 		return fail(fmt.Errorf("log directory of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
+	}
+	if err := m.ensurePodCgroup(pod); err != nil {
+		msg := fmt.Sprintf("Failed to ensure that the pod %q cgroups exist and are correctly applied: %v", target, err)
+		return fail(fmt.Errorf("cgroup of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
 	m.log.V(2).Info("creating pod sandbox", "pod", target, "attempt", attempt)
 	id, err := m.rs.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
@@ -198,4 +208,25 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		return "", nil, nil, false
 	}
 	return id, cfg, sandboxIPs(resp.GetStatus()), true
+}
+
+// probeGracePeriod is the grace period of a container killed for a failed
+// liveness or startup probe that sets terminationGracePeriodSeconds, unless
+// the pod is being deleted (its deletion grace period wins); nil otherwise.
+func probeGracePeriod(pod *corev1.Pod, k containerToKill) *int64 {
+	c := containerSpec(pod, k.Name)
+	if c == nil || pod.DeletionGracePeriodSeconds != nil {
+		return nil
+	}
+	var probe *corev1.Probe
+	switch k.Reason {
+	case killReasonLivenessProbe:
+		probe = c.LivenessProbe
+	case killReasonStartupProbe:
+		probe = c.StartupProbe
+	}
+	if probe == nil {
+		return nil
+	}
+	return probe.TerminationGracePeriodSeconds
 }

@@ -116,20 +116,24 @@ func (rc *runtimeCase) waitFor(ctx context.Context, what string, timeout time.Du
 	}
 }
 
-// checkCgroup verifies that the pod's sandbox runs under CgroupParent/pod<uid>
-// (cgroup v1 pids hierarchy, or the unified v2 tree).
+// checkCgroup verifies that the pod's sandbox runs in its pod cgroup,
+// CgroupParent/kubepods/[<qos>/]pod<uid> (cgroup v1 pids hierarchy, or the
+// unified v2 tree).
 func (rc *runtimeCase) checkCgroup() {
 	rc.t.Helper()
 	if rc.cfg.CgroupParent == "" {
 		return
 	}
-	rel := filepath.Join(rc.cfg.CgroupParent, "pod"+string(rc.pod.UID))
-	for _, root := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
-		if _, err := os.Stat(filepath.Join(root, rel, "cgroup.procs")); err == nil {
-			return
+	pod := "pod" + string(rc.pod.UID)
+	for _, qos := range []string{"", "burstable", "besteffort"} {
+		rel := filepath.Join(rc.cfg.CgroupParent, "kubepods", qos, pod)
+		for _, root := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup"} {
+			if _, err := os.Stat(filepath.Join(root, rel, "cgroup.procs")); err == nil {
+				return
+			}
 		}
 	}
-	rc.t.Errorf("no cgroup %s under /sys/fs/cgroup/pids or /sys/fs/cgroup", rel)
+	rc.t.Errorf("no cgroup %s/kubepods/.../%s under /sys/fs/cgroup/pids or /sys/fs/cgroup", rc.cfg.CgroupParent, pod)
 }
 
 func describeContainers(st *noderuntime.PodStatus) string {

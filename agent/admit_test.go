@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit/nodekit/podworkers"
+	"github.com/nodekit/nodekit/sources"
+)
+
+// fakeNode is a NodeResources with fixed allocatable resources.
+type fakeNode struct {
+	alloc corev1.ResourceList
+	err   error
+}
+
+func (f fakeNode) Allocatable() (corev1.ResourceList, error) { return f.alloc, f.err }
+
+// requesting is a static pod whose one container requests kv.
+func requesting(uid string, kv ...string) *corev1.Pod {
+	pod := staticPod(uid, uid)
+	reqs := corev1.ResourceList{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		reqs[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	pod.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: reqs}}}
+	return pod
+}
+
+func TestAdmissionRejectsPodsThatDoNotFitTheNode(t *testing.T) {
+	node := fakeNode{alloc: corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("2"),
+		corev1.ResourceMemory: resource.MustParse("1Gi"),
+	}}
+	cases := []struct {
+		name     string
+		node     NodeResources
+		pods     []*corev1.Pod
+		admitted []string
+		rejected string
+		reason   string
+		wantMsg  string
+	}{
+		{"a pod asking more cpu than is left is OutOfcpu",
+			node, []*corev1.Pod{requesting("a", "cpu", "1500m"), requesting("b", "cpu", "1")}, []string{"a"}, "b", "OutOfcpu",
+			"Pod was rejected: Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000"},
+		{"a pod asking more memory than the node has is OutOfmemory",
+			node, []*corev1.Pod{requesting("a", "memory", "2Gi")}, nil, "a", "OutOfmemory",
+			"Pod was rejected: Node didn't have enough resource: memory, requested: 2147483648, used: 0, capacity: 1073741824"},
+		{"pods that fit together are all admitted, and a pod without requests always fits",
+			node, []*corev1.Pod{requesting("a", "cpu", "1", "memory", "512Mi"), requesting("b", "cpu", "1", "memory", "512Mi"), requesting("c")}, []string{"a", "b", "c"}, "", "", ""},
+		{"a resource the node does not report is not checked",
+			node, []*corev1.Pod{requesting("a", "ephemeral-storage", "100Ti")}, []string{"a"}, "", "", ""},
+		{"without node resources only MaxPods counts",
+			nil, []*corev1.Pod{requesting("a", "cpu", "64")}, []string{"a"}, "", "", ""},
+		{"an unreadable machine admits the pod",
+			fakeNode{err: errors.New("no /proc")}, []*corev1.Pod{requesting("a", "cpu", "64")}, []string{"a"}, "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lt := newLoopTest(t, Config{})
+			lt.agent.node = c.node
+			lt.start()
+			lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: c.pods}
+			for _, want := range c.admitted {
+				if call := lt.nextCall(); call.UpdateType != podworkers.SyncPodCreate || string(call.Pod.UID) != want {
+					t.Fatalf("call = %s %v, want create of %s", call.UpdateType, call.Pod.UID, want)
+				}
+			}
+			lt.noCall()
+			if c.rejected == "" {
+				return
+			}
+			st, ok := lt.agent.statuses.GetPodStatus(types.UID(c.rejected))
+			if !ok || st.Phase != corev1.PodFailed || st.Reason != c.reason || st.Message != c.wantMsg {
+				t.Fatalf("rejected pod status = %+v, want %s: %s", st, c.reason, c.wantMsg)
+			}
+		})
+	}
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/pleg"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// Result is one PLEG's measurements.
+type Result struct {
+	// Kind is the PLEG.
+	Kind pleg.Kind
+	// StartTime is how long every pod took to run.
+	StartTime time.Duration
+	// Window is the measurement window.
+	Window time.Duration
+	// Stages are the detection latencies, shortest first; Stages.Wake is
+	// from a container's exit (its FinishedAt) to its pod worker being woken
+	// with a status that shows it.
+	Stages stages
+	// CPU is the process's CPU time during the window.
+	CPU time.Duration
+	// CRICalls and ReadCalls are the agent's CRI calls per minute during
+	// the window: all of them, and those that read state (list and status
+	// calls). PLEGCalls are those the PLEG made.
+	CRICalls, ReadCalls, PLEGCalls float64
+	// Missed, Events and Inspections are the evented PLEG's missed events,
+	// events received and GetPodStatus calls during the window; Missed is
+	// -1 for another PLEG.
+	Missed, Events, Inspections float64
+	// Relists counts the evented PLEG's relists by reason.
+	Relists map[string]float64
+}
+
+// Run runs the workload on one PLEG: it starts an agent, waits until every
+// pod runs, measures for the workload's duration, then stops the agent and
+// removes its pods.
+func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Result, error) {
+	node := fmt.Sprintf("plegab-%s-%d", kind, os.Getpid())
+	dir := filepath.Join(w.RootDir, node)
+	manifests := filepath.Join(dir, "manifests")
+	if err := w.writeManifests(manifests); err != nil {
+		return Result{}, err
+	}
+	cfg := nodekit.DefaultConfig()
+	cfg.NodeName, cfg.RootDir, cfg.Manifests = node, filepath.Join(dir, "root"), manifests
+	cfg.Runtime, cfg.RuntimeEndpoint = runtimeName(w), w.Endpoint
+	cfg.CRI.CgroupParent, cfg.CRI.InitialBackOff = w.CgroupParent, w.BackOff
+	cfg.Server.Port = 0
+	cfg.PLEG.Kind = kind
+	cfg.Agent.ContainerGCPeriod = w.GCPeriod
+	rec := newWakeRecorder()
+	counted := &countingRuntime{rec: rec}
+	var (
+		gatherer prometheus.Gatherer
+		a        *agent.Agent
+		rt       noderuntime.Runtime
+	)
+	app := nodekit.New(cfg, log, nodekit.Defaults(), fx.Decorate(rec.wrap, counted.swap), fx.Populate(&gatherer, &a, &rt))
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return Result{}, fmt.Errorf("start agent: %w", err)
+	}
+	defer cleanup(app, rt)
+	r := Result{Kind: kind, Window: w.Duration, Missed: -1}
+	begin := time.Now()
+	if err := waitRunning(ctx, a, w.Pods, w.StartTimeout); err != nil {
+		return r, err
+	}
+	r.StartTime = time.Since(begin)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		rec.watch(klog.NewContext(watchCtx, logr.Discard()), counted.events)
+	}()
+	defer func() { stopWatch(); <-watched }()
+	from := time.Now()
+	rec.window(from, from.Add(w.Duration))
+	cpu0, m0, p0 := cpuTime(), snapshot(gatherer), counted.calls.Load()
+	select {
+	case <-ctx.Done():
+		return r, ctx.Err()
+	case <-time.After(w.Duration):
+	}
+	cpu1, m1, p1 := cpuTime(), snapshot(gatherer), counted.calls.Load()
+	minutes := w.Duration.Minutes()
+	r.Stages = rec.stages()
+	r.CPU = cpu1 - cpu0
+	r.CRICalls, r.ReadCalls = (m1.criCalls-m0.criCalls)/minutes, (m1.readCalls-m0.readCalls)/minutes
+	r.PLEGCalls = float64(p1-p0) / minutes
+	if kind == pleg.KindEvented {
+		r.Missed, r.Events, r.Inspections = m1.missed-m0.missed, m1.events-m0.events, m1.inspections-m0.inspections
+		r.Relists = map[string]float64{}
+		for reason, n := range m1.relists {
+			r.Relists[reason] = n - m0.relists[reason]
+		}
+	}
+	return r, nil
+}
+
+// waitRunning waits until n pods run.
+func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		running := 0
+		for _, p := range a.GetPods() {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d pods run after %v", running, n, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// cleanup stops the agent and removes every pod it created.
+func cleanup(app *fx.App, rt noderuntime.Runtime) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var errs []error
+	if err := app.Stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	pods, err := rt.GetPods(ctx, true)
+	errs = append(errs, err)
+	grace := int64(0)
+	for _, p := range pods {
+		errs = append(errs, rt.KillPod(ctx, nil, p, &grace))
+	}
+	if gc, ok := rt.(noderuntime.GarbageCollector); ok {
+		errs = append(errs, gc.GarbageCollect(ctx, func(types.UID) bool { return true }))
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(os.Stderr, "plegab: cleanup:", err)
+	}
+}

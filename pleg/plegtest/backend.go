@@ -1,0 +1,207 @@
+package plegtest
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	criapi "k8s.io/cri-api/pkg/apis"
+	criclient "k8s.io/cri-client/pkg"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit/nodekit/runtime/sim"
+)
+
+// Backend is a container runtime the suite runs pods on.
+type Backend struct {
+	// Name names the backend in subtest names.
+	Name string
+	// Open returns the CRI services one case uses and the clock that times
+	// them, and registers its own cleanup on tb. A
+	// *testingclock.FakeClock is moved by the suite; any other clock is
+	// real time.
+	Open func(tb testing.TB) (criapi.RuntimeService, criapi.ImageManagerService, clock.WithTicker)
+	// Image is the containers' image; on a real runtime it must have sh
+	// and sleep and be present. Defaults to "plegtest/busybox:1".
+	Image string
+	// CgroupParent is the CRI manager's cgroup parent. Defaults to none.
+	CgroupParent string
+}
+
+// Epoch is where the simulated backend's fake clock starts.
+var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// SimBackend is the simulated runtime (runtime/sim) with a fake clock,
+// new for each case.
+func SimBackend() Backend {
+	return Backend{
+		Name: "sim",
+		Open: func(testing.TB) (criapi.RuntimeService, criapi.ImageManagerService, clock.WithTicker) {
+			clk := testingclock.NewFakeClock(Epoch)
+			rt := sim.New(clk, logr.Discard(), sim.Config{})
+			return rt, rt, clk
+		},
+	}
+}
+
+// CRIBackend is a real CRI runtime at endpoint (e.g. containerd's
+// unix:///run/containerd/containerd.sock) on the real clock; image must be
+// present there and have sh and sleep. Each case connects anew.
+func CRIBackend(endpoint, image, cgroupParent string) Backend {
+	return Backend{
+		Name:         "cri",
+		Image:        image,
+		CgroupParent: cgroupParent,
+		Open: func(tb testing.TB) (criapi.RuntimeService, criapi.ImageManagerService, clock.WithTicker) {
+			tb.Helper()
+			ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), time.Minute)
+			defer cancel()
+			rs, err := criclient.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).
+				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
+			if err != nil {
+				tb.Fatalf("connect to %s: %v", endpoint, err)
+			}
+			is, err := criclient.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).
+				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
+			if err != nil {
+				tb.Fatalf("connect to %s: %v", endpoint, err)
+			}
+			tb.Cleanup(func() {
+				_ = rs.Close(context.Background())
+				_ = is.Close(context.Background())
+			})
+			return rs, is, clock.RealClock{}
+		},
+	}
+}
+
+// Timing of the driver.
+const (
+	// fakeStep is how far the fake clock moves at a time.
+	fakeStep = 10 * time.Millisecond
+	// realPoll is the pause between two polls on the real clock.
+	realPoll = 5 * time.Millisecond
+	// realTimeLimit bounds every wait in real time.
+	realTimeLimit = 3 * time.Minute
+)
+
+// driver moves time: the fake clock in steps, letting every goroutine
+// settle after each, or real time by polling.
+type driver struct {
+	tb     testing.TB
+	clk    clock.WithTicker
+	fake   *testingclock.FakeClock
+	stacks []byte
+}
+
+func newDriver(tb testing.TB, clk clock.WithTicker) *driver {
+	d := &driver{tb: tb, clk: clk}
+	d.fake, _ = clk.(*testingclock.FakeClock)
+	return d
+}
+
+// until polls cond, moving time, and fails the test when within passed on
+// the clock first.
+func (d *driver) until(what string, within time.Duration, cond func() bool) {
+	d.tb.Helper()
+	start := d.clk.Now()
+	deadline := time.Now().Add(realTimeLimit)
+	for !cond() {
+		if moved := d.clk.Since(start); moved > within {
+			d.tb.Fatalf("%s: not within %v", what, within)
+		}
+		if time.Now().After(deadline) {
+			d.tb.Fatalf("%s: not within %v of real time", what, realTimeLimit)
+		}
+		d.tick()
+	}
+}
+
+// pass lets dur go by on the clock.
+func (d *driver) pass(dur time.Duration) {
+	end := d.clk.Now().Add(dur)
+	for d.clk.Now().Before(end) {
+		d.tick()
+	}
+}
+
+// tick moves time a little.
+func (d *driver) tick() {
+	if d.fake == nil {
+		time.Sleep(realPoll)
+		return
+	}
+	d.fake.Step(fakeStep)
+	d.settle()
+}
+
+// settle waits, with a fake clock, until every other goroutine is blocked:
+// then nothing moves until the clock does or the test acts.
+func (d *driver) settle() {
+	if d.fake == nil {
+		return
+	}
+	deadline := time.Now().Add(realTimeLimit)
+	for idle := 0; idle < 2; {
+		runtime.Gosched()
+		if othersBusy(&d.stacks) {
+			idle = 0
+		} else {
+			idle++
+		}
+		if time.Now().After(deadline) {
+			d.tb.Fatalf("goroutines did not settle within %v:\n%s", realTimeLimit, d.stacks)
+		}
+	}
+}
+
+// othersBusy reports whether a goroutine other than the caller is running,
+// runnable or in a system call, from a dump of all goroutines written into
+// *buf. A goroutine parked for good in os/signal's receive loop does not
+// count.
+func othersBusy(buf *[]byte) bool {
+	if len(*buf) == 0 {
+		*buf = make([]byte, 64<<10)
+	}
+	for {
+		n := runtime.Stack(*buf, true)
+		if n < len(*buf) {
+			*buf = (*buf)[:n]
+			break
+		}
+		*buf = make([]byte, 2*len(*buf))
+	}
+	dump := *buf
+	defer func() { *buf = (*buf)[:cap(*buf)] }()
+	first := true
+	for len(dump) > 0 {
+		var line []byte
+		line, dump, _ = bytes.Cut(dump, []byte("\n"))
+		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
+		if !ok {
+			continue
+		}
+		_, rest, _ = bytes.Cut(rest, []byte(" ["))
+		state, _, _ := bytes.Cut(rest, []byte("]"))
+		state, _, _ = bytes.Cut(state, []byte(","))
+		if first {
+			first = false
+			continue
+		}
+		switch string(state) {
+		case "running", "runnable", "preempted", "copystack":
+			return true
+		case "syscall":
+			top, _, _ := bytes.Cut(dump, []byte("\n"))
+			if !bytes.HasPrefix(top, []byte("os/signal.signal_recv")) {
+				return true
+			}
+		}
+	}
+	return false
+}

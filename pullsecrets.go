@@ -1,0 +1,90 @@
+package nodekit
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/runtime/cri"
+)
+
+// confinement wires what resource admission and image pull secrets need:
+// the node's allocatable resources for the agent, and a client-backed
+// SecretGetter for a runtime that takes one (cri.Manager does).
+func confinement() fx.Option {
+	return fx.Options(
+		fx.Provide(nodeResources),
+		fx.Invoke(setPullSecrets),
+	)
+}
+
+type nodeResourcesParams struct {
+	fx.In
+
+	Machine nodestatus.MachineInfo `optional:"true"`
+}
+
+// nodeResources adapts the MachineInfo; nil (no resource admission) when
+// an embedder left it out.
+func nodeResources(p nodeResourcesParams) agent.NodeResources {
+	if p.Machine == nil {
+		return nil
+	}
+	return machineResources{p.Machine}
+}
+
+// secretSetter is the optional runtime capability of reading pull secrets.
+type secretSetter interface {
+	SetSecretGetter(cri.SecretGetter)
+}
+
+// setPullSecrets gives the runtime a SecretGetter when there is a
+// Kubernetes client and the runtime (after any embedder's decoration) takes
+// one.
+func setPullSecrets(rt noderuntime.Runtime, client kubernetes.Interface) {
+	if s, ok := rt.(secretSetter); ok && client != nil {
+		s.SetSecretGetter(clientSecrets{client})
+	}
+}
+
+// clientSecrets reads Secrets from the API server; under the Node
+// authorizer a node may read those its pods reference.
+type clientSecrets struct {
+	client kubernetes.Interface
+}
+
+// GetSecret implements cri.SecretGetter.
+func (c clientSecrets) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	s, err := c.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get secret %s/%s: %w", namespace, name, err)
+	}
+	return s, nil
+}
+
+// machineResources is the machine's capacity as the node's allocatable
+// resources (nodekit reserves nothing for the system yet).
+type machineResources struct {
+	m nodestatus.MachineInfo
+}
+
+// Allocatable implements agent.NodeResources.
+func (r machineResources) Allocatable() (corev1.ResourceList, error) {
+	info, err := r.m.Info()
+	if err != nil {
+		return nil, fmt.Errorf("read machine info: %w", err)
+	}
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewQuantity(int64(info.NumCPU), resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(info.MemoryBytes, resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(info.EphemeralStorageBytes, resource.BinarySI),
+	}, nil
+}

@@ -1,0 +1,68 @@
+package nodekit
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/runtime/cri"
+)
+
+// secretRuntime is a runtime that takes a SecretGetter.
+type secretRuntime struct {
+	noderuntime.Runtime
+	got cri.SecretGetter
+}
+
+func (r *secretRuntime) SetSecretGetter(g cri.SecretGetter) { r.got = g }
+
+func TestPullSecretsAreReadThroughTheClientWhenOneIsConfigured(t *testing.T) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reg"}, Type: corev1.SecretTypeDockerConfigJson}
+	rt := &secretRuntime{}
+	setPullSecrets(rt, nil)
+	if rt.got != nil {
+		t.Fatal("a SecretGetter was set without a Kubernetes client")
+	}
+	setPullSecrets(rt, fake.NewClientset(secret))
+	if rt.got == nil {
+		t.Fatal("no SecretGetter was set with a Kubernetes client")
+	}
+	got, err := rt.got.GetSecret(context.Background(), "ns", "reg")
+	if err != nil || got.Name != "reg" {
+		t.Fatalf("GetSecret = %v, %v", got, err)
+	}
+	if _, err := rt.got.GetSecret(context.Background(), "ns", "missing"); err == nil {
+		t.Fatal("GetSecret of a missing secret succeeded")
+	}
+}
+
+type fakeMachine struct {
+	info *nodestatus.Machine
+	err  error
+}
+
+func (f fakeMachine) Info() (*nodestatus.Machine, error) { return f.info, f.err }
+func (f fakeMachine) Usage() (*nodestatus.Usage, error)  { return &nodestatus.Usage{}, nil }
+
+func TestNodeResourcesAreTheMachinesCapacity(t *testing.T) {
+	if nodeResources(nodeResourcesParams{}) != nil {
+		t.Fatal("node resources without a MachineInfo, want none (no resource admission)")
+	}
+	r := nodeResources(nodeResourcesParams{Machine: fakeMachine{info: &nodestatus.Machine{NumCPU: 2, MemoryBytes: 1 << 30, EphemeralStorageBytes: 10 << 30}}})
+	alloc, err := r.Allocatable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc.Cpu().MilliValue() != 2000 || alloc.Memory().Value() != 1<<30 || alloc.StorageEphemeral().Value() != 10<<30 {
+		t.Errorf("allocatable %v", alloc)
+	}
+	if _, err := nodeResources(nodeResourcesParams{Machine: fakeMachine{err: errors.New("no /proc")}}).Allocatable(); err == nil {
+		t.Error("an unreadable machine gave no error")
+	}
+}
