@@ -103,7 +103,7 @@ func runtimeName(w Workload) string {
 	return nodekit.RuntimeCRI
 }
 
-// since formats a duration in milliseconds.
+// ms formats a duration in milliseconds.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 }
