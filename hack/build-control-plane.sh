@@ -17,7 +17,11 @@ tools_dir="$here/tools"
 binaries_current() {
 	[ -x "$KUBE_APISERVER_BIN" ] && [ -x "$ETCD_BIN" ] || return 1
 	[ "$("$KUBE_APISERVER_BIN" --version 2>/dev/null)" = "Kubernetes v$KUBE_VERSION" ] || return 1
-	"$ETCD_BIN" --version 2>/dev/null | grep -qx "etcd Version: $ETCD_VERSION"
+	# Capture first: a pipe into grep -q under pipefail fails at random
+	# (grep exits at the first match and the writer gets SIGPIPE).
+	local etcd_out
+	etcd_out=$("$ETCD_BIN" --version 2>/dev/null) || return 1
+	grep -qx "etcd Version: $ETCD_VERSION" <<<"$etcd_out"
 }
 
 # check_pins fails unless hack/tools/go.mod pins the versions lib.sh names.

@@ -142,7 +142,9 @@ busybox_rootfs() {
 build_busybox() {
 	local key rootfs version
 	[ -x /bin/busybox ] || die "/bin/busybox not found: run hack/install-deps.sh (busybox-static)"
-	/bin/busybox --list | grep -qx sh || die "/bin/busybox has no shell: is it busybox-static?"
+	local applets
+	applets=$(/bin/busybox --list) || die "/bin/busybox --list failed"
+	grep -qx sh <<<"$applets" || die "/bin/busybox has no shell: is it busybox-static?"
 	key=$( (cat "$here/build-images.sh" && sha256sum /bin/busybox) | sha256sum | cut -d' ' -f1)
 	up_to_date "$BUSYBOX_ARCHIVE" "$key" && return
 	version=$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null || echo unknown)

@@ -191,7 +191,7 @@ remove_legacy_netns() {
 	local f ns
 	for f in "$CNI_CACHE_DIR/results/$CNI_NETWORK"-*; do
 		[ -f "$f" ] || continue
-		ns=$(grep -o '"netns":"[^"]*"' "$f" | head -n1 | cut -d'"' -f4) || true
+		ns=$(grep -o '"netns":"[^"]*"' "$f" | sed -n 1p | cut -d'"' -f4) || true
 		case "$ns" in
 		/var/run/netns/cni-* | /run/netns/cni-*)
 			if [ -e "$ns" ]; then

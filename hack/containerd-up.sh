@@ -173,7 +173,7 @@ start_containerd() {
 		</dev/null >>"$CD_LOG" 2>&1 9>&- &
 	local pid
 	for _ in $(seq 50); do
-		pid=$(private_containerd_pids | head -n1)
+		pid=$(private_containerd_pids | sed -n 1p)
 		[ -n "$pid" ] && break
 		sleep 0.1
 	done

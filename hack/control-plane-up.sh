@@ -79,7 +79,7 @@ spawn() {
 	pid=$!
 	# setsid forks only when it leads a process group; find the real pid.
 	for _ in $(seq 50); do
-		pid=$("$finder" | head -n1)
+		pid=$("$finder" | sed -n 1p)
 		[ -n "$pid" ] && break
 		sleep 0.1
 	done
@@ -147,7 +147,7 @@ api() {
 wait_ready() {
 	local deadline=$((SECONDS + 60)) pid etcd
 	pid=$(cat "$CP_APISERVER_PID")
-	etcd=$(private_etcd_pids | head -n1)
+	etcd=$(private_etcd_pids | sed -n 1p)
 	until [ "$(api GET /readyz)" = 200 ]; do
 		alive "$pid" || fail_with_log "kube-apiserver (pid $pid) exited" "$CP_APISERVER_LOG"
 		alive "$etcd" || fail_with_log "etcd (pid $etcd) exited" "$CP_ETCD_LOG"

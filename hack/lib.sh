@@ -60,6 +60,20 @@ BUSYBOX_ARCHIVE="$IMAGE_DIR/busybox.oci.tar"
 log() { printf '[hack] %s\n' "$*" >&2; }
 die() { printf '[hack] error: %s\n' "$*" >&2; exit 1; }
 
+# phase NAME CMD... runs CMD with a line when it starts and one when it ends,
+# with the seconds it took, so a long phase is never minutes of silence.
+phase() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	log "$name: started"
+	"$@" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		log "$name: FAILED after $((SECONDS - t0)) s (exit $rc)"
+		return "$rc"
+	fi
+	log "$name: done in $((SECONDS - t0)) s"
+}
+
 need_root() {
 	[ "$(id -u)" = 0 ] || die "$0 must run as root (containerd needs it)"
 }

@@ -61,7 +61,9 @@ write_config() {
 start() {
 	local name=$1 addr=$2 pidfile="$REG_DIR/$1/registry.pid" pid
 	pid=$(cat "$pidfile" 2>/dev/null || true)
-	if [ -n "$pid" ] && registry_pids | grep -qx "$pid"; then
+	local running
+	running=$(registry_pids)
+	if [ -n "$pid" ] && grep -qx "$pid" <<<"$running"; then
 		return 0
 	fi
 	# fd 9 is the hack lock (take_lock): the registry must not keep it.
@@ -86,7 +88,7 @@ build_variant() {
 	mkdir -p "$oci"
 	tar -xf "$BUSYBOX_ARCHIVE" -C "$oci" || die "cannot read $BUSYBOX_ARCHIVE"
 	index=$(cat "$oci/index.json")
-	man_d=$(grep -o '"digest":"sha256:[0-9a-f]*"' <<<"$index" | head -1 | cut -d: -f3 | tr -d '"')
+	man_d=$(grep -o '"digest":"sha256:[0-9a-f]*"' <<<"$index" | sed -n 1p | cut -d: -f3 | tr -d '"')
 	man="$oci/blobs/sha256/$man_d"
 	cfg_d=$(grep -o '"config":{[^}]*}' "$man" | grep -o 'sha256:[0-9a-f]*' | cut -d: -f2)
 	cfg="$oci/blobs/sha256/$cfg_d"

@@ -11,16 +11,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 cd "$here/.."
 
+phase "shell script checks (hack/check-scripts.sh)" bash "$here/check-scripts.sh"
+
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$unformatted" ] || die "gofmt would change: $unformatted"
 
-log "go vet"
-go vet ./...
-go vet -tags e2e ./...
+phase "go vet" go vet ./...
+phase "go vet (e2e tag)" go vet -tags e2e ./...
 
-log "unit tests"
-go test -race -count=1 ./...
+phase "unit tests (go test -race ./...)" go test -race -count=1 ./...
 
 need_root
 log "private containerd and control plane (kube-apiserver + etcd)"
@@ -28,12 +28,11 @@ log "private containerd and control plane (kube-apiserver + etcd)"
 if [ "${CI:-}" = true ]; then
 	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
-bash "$here/containerd-up.sh"
-bash "$here/control-plane-up.sh"
-bash "$here/registry-up.sh"
+phase "containerd (hack/containerd-up.sh; a cold build takes minutes)" bash "$here/containerd-up.sh"
+phase "control plane (hack/control-plane-up.sh; a cold build takes minutes)" bash "$here/control-plane-up.sh"
+phase "loopback registries (hack/registry-up.sh)" bash "$here/registry-up.sh"
 
-log "end-to-end tests"
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
-go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/... ./examples/...
+phase "end-to-end tests" go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/... ./examples/...
 log "all tests passed"
