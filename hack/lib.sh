@@ -45,11 +45,11 @@ CNI_BIN_DIR=/usr/lib/cni
 # libcni keeps its result cache here (containerd offers no setting for it);
 # entries are named after the network, so the stop script removes only ours.
 CNI_CACHE_DIR=/var/lib/cni
-CNI_NETWORK=nodekit-test
-CNI_BRIDGE=nkbr0
-CNI_SUBNET=10.250.0.0/24
+CNI_NETWORK=${CNI_NETWORK:-nodekit-test}
+CNI_BRIDGE=${CNI_BRIDGE:-nkbr0}
+CNI_SUBNET=${CNI_SUBNET:-10.250.0.0/24}
 # Pods run under this cgroupfs parent; the stop script removes it.
-CGROUP_PARENT=nodekit-test
+CGROUP_PARENT=${CGROUP_PARENT:-nodekit-test}
 
 # Image names the tests use; imported with a fixed tag so IfNotPresent works.
 PAUSE_IMAGE=localhost/nodekit/pause:1
@@ -145,10 +145,12 @@ CP_APISERVER_LOG="$CP_DIR/kube-apiserver.log"
 CP_APISERVER_PID="$CP_DIR/kube-apiserver.pid"
 CP_ADMIN_KUBECONFIG="$CP_DIR/admin.kubeconfig"
 CP_ENV_FILE="$CP_DIR/env"
+# A second, independent lab (another NODEKIT_TEST_DIR) overrides the network,
+# cgroup and port settings below through the environment.
 # Loopback only, on uncommon fixed ports (etcd's defaults are 2379/2380, the
 # apiserver's 6443) so a real cluster on the machine never collides.
-CP_ETCD_CLIENT_URL=https://127.0.0.1:23790
-CP_ETCD_PEER_URL=https://127.0.0.1:23800
-CP_APISERVER_PORT=6444
+CP_ETCD_CLIENT_URL=${CP_ETCD_CLIENT_URL:-https://127.0.0.1:23790}
+CP_ETCD_PEER_URL=${CP_ETCD_PEER_URL:-https://127.0.0.1:23800}
+CP_APISERVER_PORT=${CP_APISERVER_PORT:-6444}
 CP_APISERVER_URL="https://127.0.0.1:$CP_APISERVER_PORT"
-CP_SERVICE_CIDR=10.251.0.0/24
+CP_SERVICE_CIDR=${CP_SERVICE_CIDR:-10.251.0.0/24}
