@@ -9,11 +9,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 need_root
 cd "$here/.."
-bash "$here/containerd-up.sh"
+phase "private containerd (hack/containerd-up.sh; a cold build takes about 3 minutes)" bash "$here/containerd-up.sh"
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
 mkdir -p "$NODEKIT_CACHE/bin"
-go build -o "$NODEKIT_CACHE/bin/nodekit" ./cmd/nodekit
+phase "agent build (go build ./cmd/nodekit)" go build -o "$NODEKIT_CACHE/bin/nodekit" ./cmd/nodekit
 log "agent: pods on http://127.0.0.1:10255/pods, health on /healthz"
 exec "$NODEKIT_CACHE/bin/nodekit" run \
 	--manifests "${MANIFESTS:-examples/manifests}" \
