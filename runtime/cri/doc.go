@@ -146,7 +146,10 @@
 // RunPodSandbox; an unknown class fails the sandbox (FailedCreatePodSandBox)
 // and the pod stays Pending, as on the kubelet. hostUsers: false is refused
 // the same way, naming the field: nodekit allocates no user namespace ID
-// mappings yet.
+// mappings yet. Every container that does not mount /etc/hosts itself gets
+// the kubelet-managed hosts file of its pod (<pod dir>/etc-hosts: localhost,
+// the pod's IPs and hostname, then its hostAliases; for a hostNetwork pod
+// the node's hosts file and the hostAliases), rewritten at each start.
 //
 // # State lives in the runtime
 //
