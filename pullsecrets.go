@@ -23,6 +23,7 @@ func confinement() fx.Option {
 	return fx.Options(
 		fx.Provide(nodeResources),
 		fx.Invoke(setPullSecrets),
+		fx.Invoke(setRuntimeClasses),
 	)
 }
 

@@ -2,10 +2,13 @@ package agent
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 )
@@ -24,7 +27,9 @@ const (
 // be safe for concurrent use.
 type NodeResources interface {
 	// Allocatable returns the node's allocatable resources (cpu, memory,
-	// ephemeral-storage); a resource it does not list is not checked.
+	// ephemeral-storage, and any extended resources); of cpu, memory and
+	// ephemeral-storage, one it does not list is not checked, while an
+	// extended resource it does not list has capacity 0.
 	Allocatable() (corev1.ResourceList, error)
 }
 
@@ -32,43 +37,113 @@ type NodeResources interface {
 var admittedResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}
 
 // admit decides whether a new pod may run on this node, given how many
-// pods are active: whether the node still has room under MaxPods and, with
-// NodeResources, whether the pod's requests fit in the node's allocatable
+// pods are active, in the kubelet's order of admission handlers: its
+// sysctls must be allowed; the node must still have room under MaxPods;
+// with NodeResources, its requests must fit in the node's allocatable
 // resources beside the active pods' requests, as the kubelet's resource
-// predicate does.
+// predicate does; and every extended resource it requests (nvidia.com/gpu)
+// must be one the node has, with room for it.
 func (a *Agent) admit(pod *corev1.Pod, active int) (reason, message string, ok bool) {
+	if reason, message, ok := a.admitSysctls(pod); !ok {
+		return reason, message, false
+	}
 	if active >= a.cfg.MaxPods {
 		return reasonOutOfPods, fmt.Sprintf(
 			"Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, a.cfg.MaxPods), false
 	}
-	if a.node == nil {
-		return "", "", true
-	}
-	alloc, err := a.node.Allocatable()
-	if err != nil {
-		// As the kubelet with an unreadable machine: admit, and say so.
-		a.log.Error(err, "Cannot read the node's allocatable resources; admitting pod without a resource check", "pod", klog.KObj(pod))
-		return "", "", true
-	}
 	requested := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	var used corev1.ResourceList
+	alloc := corev1.ResourceList{}
+	if a.node != nil {
+		var err error
+		if alloc, err = a.node.Allocatable(); err != nil {
+			// As the kubelet with an unreadable machine: admit, and say so.
+			a.log.Error(err, "Cannot read the node's allocatable resources; admitting pod without a resource check", "pod", klog.KObj(pod))
+			return "", "", true
+		}
+	}
+	fits := &resourceFit{agent: a, pod: pod, requested: requested, alloc: alloc}
 	for _, name := range admittedResources {
-		capacity, ok := alloc[name]
-		req, asks := requested[name]
-		if !ok || !asks || req.IsZero() {
-			continue
+		if capacity, listed := alloc[name]; listed {
+			if reason, message, ok := fits.check(name, capacity); !ok {
+				return reason, message, false
+			}
 		}
-		if used == nil {
-			used = a.usedResources(pod.UID)
-		}
-		u := used[name]
-		if value(name, req) > value(name, capacity)-value(name, u) {
-			return reasonOutOfPrefix + string(name), fmt.Sprintf(
-				"Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
-				name, value(name, req), value(name, u), value(name, capacity)), false
+	}
+	for _, name := range extendedResources(requested) {
+		// A resource the node does not have has capacity 0: nodekit has no
+		// device plugins and no cluster-level resources, so the pod could
+		// never get it.
+		if reason, message, ok := fits.check(name, alloc[name]); !ok {
+			return reason, message, false
 		}
 	}
 	return "", "", true
+}
+
+// admitSysctls is the kubelet's sysctl admission handler.
+func (a *Agent) admitSysctls(pod *corev1.Pod) (reason, message string, ok bool) {
+	if pod.Spec.SecurityContext == nil || len(pod.Spec.SecurityContext.Sysctls) == 0 {
+		return "", "", true
+	}
+	w, err := a.sysctls()
+	if err != nil {
+		return reasonSysctlForbidden, fmt.Sprintf("forbidden sysctl: invalid allowed unsafe sysctls: %v", err), false
+	}
+	return w.admit(pod)
+}
+
+// resourceFit checks one pod's requests against the node, summing the
+// other active pods' requests once, when first needed.
+type resourceFit struct {
+	agent     *Agent
+	pod       *corev1.Pod
+	requested corev1.ResourceList
+	alloc     corev1.ResourceList
+	used      corev1.ResourceList
+}
+
+// check reports whether the pod's request of name fits in capacity beside
+// what the other pods use, with the kubelet's OutOf<name> reason and
+// message when it does not.
+func (f *resourceFit) check(name corev1.ResourceName, capacity resource.Quantity) (reason, message string, ok bool) {
+	req, asks := f.requested[name]
+	if !asks || req.IsZero() {
+		return "", "", true
+	}
+	if f.used == nil {
+		f.used = f.agent.usedResources(f.pod.UID)
+	}
+	u := f.used[name]
+	if value(name, req) > value(name, capacity)-value(name, u) {
+		return reasonOutOfPrefix + string(name), fmt.Sprintf(
+			"Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+			name, value(name, req), value(name, u), value(name, capacity)), false
+	}
+	return "", "", true
+}
+
+// extendedResources lists, sorted, the extended resources among requested:
+// names outside the kubernetes.io domain, such as nvidia.com/gpu.
+func extendedResources(requested corev1.ResourceList) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	for name := range requested {
+		if isExtendedResourceName(name) {
+			out = append(out, name)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// isExtendedResourceName is the API's definition: a valid qualified name
+// with a domain other than kubernetes.io, not a quota "requests." name.
+func isExtendedResourceName(name corev1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
 }
 
 // value is a quantity as the kubelet's admission message counts it:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/prober"
@@ -64,6 +65,12 @@ type Agent struct {
 	pendingStart   map[types.UID]bool   // static pods waiting for a namesake to stop
 	started        map[types.UID]string // full name of each pod handed to a worker
 	lastGC         time.Time            // used by the sync loop goroutine only
+
+	// The sysctl allowlist, built at the first admission that needs it.
+	sysctlOnce    sync.Once
+	allowlist     *sysctlAllowlist
+	allowlistErr  error
+	kernelVersion func() (*version.Version, error)
 }
 
 // Deps are the subsystems an Agent drives.
@@ -93,7 +100,7 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
-		started: map[types.UID]string{},
+		started: map[types.UID]string{}, kernelVersion: hostKernelVersion,
 	}
 	a.loopTime.Store(clk.Now().UnixNano())
 	return a

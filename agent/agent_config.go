@@ -32,6 +32,12 @@ type Config struct {
 	// SyncLoopHealthThreshold is how long the sync loop may go without an
 	// iteration before /healthz reports it. Defaults to 5m.
 	SyncLoopHealthThreshold time.Duration `json:"syncLoopHealthThreshold,omitempty"`
+	// AllowedUnsafeSysctls are the sysctls, beyond the kubelet's safe set,
+	// that pods may set (the kubelet's --allowed-unsafe-sysctls): names, or
+	// patterns ending in "*" (net.core.*, kernel.msg*), each of a sysctl
+	// the kernel namespaces. A pod setting any other is rejected with
+	// reason SysctlForbidden. Defaults to none.
+	AllowedUnsafeSysctls []string `json:"allowedUnsafeSysctls,omitempty"`
 }
 
 // Validate reports the first invalid field.
@@ -52,6 +58,9 @@ func (c Config) Validate() error {
 		if d < 0 {
 			return fmt.Errorf("agent: %s %s must not be negative", name, d)
 		}
+	}
+	if err := validateUnsafeSysctls(c.AllowedUnsafeSysctls); err != nil {
+		return fmt.Errorf("agent: allowedUnsafeSysctls: %w", err)
 	}
 	return nil
 }

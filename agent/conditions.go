@@ -30,8 +30,7 @@ func podConditions(in statusInput, s, old *corev1.PodStatus) []corev1.PodConditi
 		}
 	}
 	ready := containersReadyCondition(in.pod, s)
-	podReady := ready
-	podReady.Type = corev1.PodReady
+	podReady := podReadyCondition(in.pod, ready, out)
 	owned := []corev1.PodCondition{
 		sandboxReadyCondition(in),
 		initializedCondition(in.pod, s),
@@ -48,6 +47,54 @@ func podConditions(in statusInput, s, old *corev1.PodStatus) []corev1.PodConditi
 		out = append(out, c)
 	}
 	return out
+}
+
+// reasonReadinessGatesNotReady is the Ready condition's reason when the
+// containers are ready but a readiness gate is not.
+const reasonReadinessGatesNotReady = "ReadinessGatesNotReady"
+
+// podReadyCondition is Ready, as the kubelet computes it: ContainersReady
+// (same status, reason and message) while the containers are not ready;
+// then True only if every readiness gate's condition, among conds (the
+// conditions others set in the pod's API status), exists and is True, and
+// otherwise False with reason ReadinessGatesNotReady naming each gate.
+func podReadyCondition(pod *corev1.Pod, containersReady corev1.PodCondition, conds []corev1.PodCondition) corev1.PodCondition {
+	ready := containersReady
+	ready.Type = corev1.PodReady
+	if ready.Status != corev1.ConditionTrue {
+		return ready
+	}
+	var unready []string
+	for _, gate := range pod.Spec.ReadinessGates {
+		switch c := findCondition(conds, gate.ConditionType); {
+		case c == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", gate.ConditionType))
+		case c.Status != corev1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", gate.ConditionType, c.Status))
+		}
+	}
+	if len(unready) > 0 {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse,
+			Reason: reasonReadinessGatesNotReady, Message: strings.Join(unready, ", ")}
+	}
+	return ready
+}
+
+// readinessNeedsSync reports whether a pod with readiness gates, as the API
+// server now has it, shows a Ready condition other than its gates and its
+// ContainersReady condition imply: someone changed a gate's condition, and
+// the pod must be synced so that Ready follows (the kubelet's
+// NeedToReconcilePodReadiness).
+func readinessNeedsSync(pod *corev1.Pod) bool {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return false
+	}
+	containersReady := findCondition(pod.Status.Conditions, corev1.ContainersReady)
+	ready := findCondition(pod.Status.Conditions, corev1.PodReady)
+	if containersReady == nil || ready == nil {
+		return false
+	}
+	return podReadyCondition(pod, *containersReady, pod.Status.Conditions).Status != ready.Status
 }
 
 func ownedCondition(t corev1.PodConditionType) bool {

@@ -35,6 +35,9 @@ func (a *Agent) dispatch(u sources.PodUpdate) {
 	case sources.RECONCILE:
 		for _, pod := range pods {
 			a.registry.Set(pod)
+			if readinessNeedsSync(pod) && !a.isPending(pod.UID) {
+				a.startOrUpdate(pod, podworkers.SyncPodSync)
+			}
 		}
 	}
 }

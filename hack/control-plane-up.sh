@@ -108,7 +108,10 @@ start_etcd() {
 }
 
 start_apiserver() {
-	local pki=$CP_PKI
+	local pki=$CP_PKI extra_args=()
+	# CP_APISERVER_EXTRA_ARGS: more flags, split on spaces (a lab that needs
+	# e.g. --kubelet-preferred-address-types sets it).
+	if [ -n "${CP_APISERVER_EXTRA_ARGS:-}" ]; then read -r -a extra_args <<<"$CP_APISERVER_EXTRA_ARGS"; fi
 	spawn "$CP_APISERVER_LOG" "$CP_APISERVER_PID" private_apiserver_pids "$KUBE_APISERVER_BIN" \
 		--advertise-address=127.0.0.1 \
 		--bind-address=127.0.0.1 \
@@ -130,7 +133,8 @@ start_apiserver() {
 		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
 		--profiling=false \
-		--v=1
+		--v=1 \
+		"${extra_args[@]}"
 }
 
 # api METHOD PATH [BODY] calls the apiserver as admin; prints the HTTP status

@@ -45,6 +45,7 @@ type options struct {
 	cpuCFSQuota           bool
 	serializeImagePulls   bool
 	maxParallelImagePulls int
+	allowedUnsafeSysctls  []string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -80,6 +81,7 @@ func (o *options) addConfinementFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.cpuCFSQuota, "cpu-cfs-quota", true, "enforce container cpu limits with CFS quotas")
 	fs.BoolVar(&o.serializeImagePulls, "serialize-image-pulls", true, "pull one image at a time")
 	fs.IntVar(&o.maxParallelImagePulls, "max-parallel-image-pulls", 0, "most concurrent image pulls when --serialize-image-pulls=false (0: no limit)")
+	fs.StringSliceVar(&o.allowedUnsafeSysctls, "allowed-unsafe-sysctls", nil, "comma-separated unsafe sysctls or patterns ending in * (kernel.msg*,net.core.somaxconn) that pods may set beyond the safe set")
 }
 
 // applyConfigFile sets every flag that was not given on the command line from
@@ -114,6 +116,13 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 }
 
 func scalar(v any) string {
+	if list, ok := v.([]any); ok {
+		parts := make([]string, len(list))
+		for i, e := range list {
+			parts[i] = scalar(e)
+		}
+		return strings.Join(parts, ",")
+	}
 	if f, ok := v.(float64); ok && f == float64(int64(f)) {
 		return fmt.Sprint(int64(f))
 	}
@@ -158,5 +167,6 @@ func (o *options) config() nodekit.Config {
 	cfg.CRI.DisableCPUCFSQuota = !o.cpuCFSQuota
 	cfg.CRI.SerializeImagePulls = &o.serializeImagePulls
 	cfg.CRI.MaxParallelImagePulls = o.maxParallelImagePulls
+	cfg.Agent.AllowedUnsafeSysctls = o.allowedUnsafeSysctls
 	return cfg
 }

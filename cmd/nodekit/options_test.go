@@ -74,3 +74,20 @@ func TestCamelCase(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowedUnsafeSysctlsFromFlagAndFileList(t *testing.T) {
+	o, err := parse(t, "allowedUnsafeSysctls:\n- kernel.msg*\n- net.core.somaxconn\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.config().Agent.AllowedUnsafeSysctls; len(got) != 2 || got[0] != "kernel.msg*" || got[1] != "net.core.somaxconn" {
+		t.Fatalf("allowedUnsafeSysctls from file = %q", got)
+	}
+	o, err = parse(t, "", "--allowed-unsafe-sysctls", "net.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.config().Agent.AllowedUnsafeSysctls; len(got) != 1 || got[0] != "net.*" {
+		t.Fatalf("allowedUnsafeSysctls from flag = %q", got)
+	}
+}

@@ -101,6 +101,9 @@ type Config struct {
 	ImagePullBackOff time.Duration
 	// ImagePullMaxBackOff caps the image pull delay. Defaults to 300s.
 	ImagePullMaxBackOff time.Duration
+	// NodeHostsFile is the node's hosts file, which hostNetwork pods get
+	// as their /etc/hosts (with their hostAliases). Defaults to /etc/hosts.
+	NodeHostsFile string
 	// RuntimeHandler is passed to RunPodSandbox to select a runtime class
 	// handler. Defaults to "" (the runtime's default handler).
 	RuntimeHandler string

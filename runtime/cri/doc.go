@@ -141,7 +141,15 @@
 // doubling up to 5m) ends: the step wraps ErrImagePullBackOff with the time
 // left in RetryAfter. Pull secrets are read through a SecretGetter (set with
 // SetSecretGetter) and matched to the image's registry as the kubelet's
-// docker keyring does.
+// docker keyring does. A pod's runtimeClassName is resolved through a
+// RuntimeClassGetter (SetRuntimeClassGetter) to the handler given to
+// RunPodSandbox; an unknown class fails the sandbox (FailedCreatePodSandBox)
+// and the pod stays Pending, as on the kubelet. hostUsers: false is refused
+// the same way, naming the field: nodekit allocates no user namespace ID
+// mappings yet. Every container that does not mount /etc/hosts itself gets
+// the kubelet-managed hosts file of its pod (<pod dir>/etc-hosts: localhost,
+// the pod's IPs and hostname, then its hostAliases; for a hostNetwork pod
+// the node's hosts file and the hostAliases), rewritten at each start.
 //
 // # State lives in the runtime
 //

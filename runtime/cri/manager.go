@@ -61,6 +61,8 @@ type Manager struct {
 	rec         noderuntime.EventRecorder
 	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
 	hooks *hookRunner
+	// classes resolves pods' RuntimeClasses; it has its own lock.
+	classes runtimeClasses
 }
 
 // NewManager returns a manager over the given CRI services. It does no I/O:

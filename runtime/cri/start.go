@@ -91,6 +91,9 @@ func (m *Manager) failStart(pod *corev1.Pod, c *corev1.Container, err error, res
 // its termination message.
 func (m *Manager) addMounts(ps *podStart, c *corev1.Container, cfg *runtimeapi.ContainerConfig) error {
 	mounts, err := containerMounts(c, ps.volumes, envLookup(cfg.GetEnvs()))
+	if err == nil {
+		mounts, err = m.withEtcHosts(ps, c, mounts)
+	}
 	if err != nil {
 		return err
 	}

@@ -187,6 +187,10 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		msg := fmt.Sprintf("Generate sandbox config for pod %q failed: %v", target, err)
 		return fail(fmt.Errorf("sandbox config of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
+	handler, err := m.sandboxHandler(ctx, pod)
+	if err != nil {
+		return fail(fmt.Errorf("sandbox of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), fmt.Sprintf("Failed to create pod sandbox: %v", err))
+	}
 	if err := mkdirAll(cfg.GetLogDirectory()); err != nil {
 		msg := fmt.Sprintf("Create pod log directory for pod %q failed: %v", target, err)
 		return fail(fmt.Errorf("log directory of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
@@ -196,7 +200,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		return fail(fmt.Errorf("cgroup of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
 	m.log.V(2).Info("creating pod sandbox", "pod", target, "attempt", attempt)
-	id, err := m.rs.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
+	id, err := m.rs.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to create pod sandbox: %v", err)
 		return fail(fmt.Errorf("run sandbox of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
