@@ -165,7 +165,9 @@ func TestRuntimeClassRuncRunsAndAnUnknownOneIsRefused(t *testing.T) {
 		if _, err := c.admin.NodeV1().RuntimeClasses().Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create RuntimeClass: %v", err)
 		}
-		t.Cleanup(func() { _ = c.admin.NodeV1().RuntimeClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = c.admin.NodeV1().RuntimeClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	withClass := func(name, class string) {
 		t.Helper()
