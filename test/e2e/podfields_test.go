@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit/nodekit"
 )
 
 // createAPIPod creates pod through the admin client.
@@ -296,4 +298,21 @@ func TestHostUsersFalseIsRefusedNamingTheField(t *testing.T) {
 	waitAPIPod(t, c, ns, "userns", settle, "Pending", func(p *corev1.Pod, err error) bool {
 		return err == nil && p.Status.Phase == corev1.PodPending
 	})
+}
+
+func TestAnUnsafeSysctlAllowedByTheNodeRuns(t *testing.T) {
+	c := loadCluster(t)
+	h := newAgentHarness(t)
+	ns := h.joinCluster(c)
+	h.startWith(func(cfg *nodekit.Config) { cfg.Agent.AllowedUnsafeSysctls = []string{"kernel.msg*"} })
+	pod := h.apiPod(ns, "allowed", 0)
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "12345"}}}
+	createAPIPod(t, c, pod)
+	// (A host-namespace clash, kernel.msgmax with hostIPC, is refused by
+	// the API server's validation before a node sees it; the unit tests
+	// cover the node's own check.)
+	p := waitAPIPod(t, c, ns, "allowed", settle, "Running", apiRunning)
+	if got := h.mustExec(p, "main", "cat", "/proc/sys/kernel/msgmax"); got != "12345" {
+		t.Errorf("kernel.msgmax in the pod = %q, want 12345", got)
+	}
 }
