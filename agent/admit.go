@@ -61,7 +61,7 @@ func (a *Agent) admit(pod *corev1.Pod, active int) (reason, message string, ok b
 			return "", "", true
 		}
 	}
-	fits := &resourceFit{agent: a, pod: pod, requested: requested, alloc: alloc}
+	fits := &resourceFit{agent: a, pod: pod, requested: requested}
 	for _, name := range admittedResources {
 		if capacity, listed := alloc[name]; listed {
 			if reason, message, ok := fits.check(name, capacity); !ok {
@@ -98,8 +98,7 @@ type resourceFit struct {
 	agent     *Agent
 	pod       *corev1.Pod
 	requested corev1.ResourceList
-	alloc     corev1.ResourceList
-	used      corev1.ResourceList
+	used      corev1.ResourceList // nil until first needed
 }
 
 // check reports whether the pod's request of name fits in capacity beside

@@ -8,7 +8,9 @@
 //
 //   - pod changes from the PodConfig (the sources.Mux): ADD admits and starts
 //     pods, UPDATE and DELETE hand the new spec to the pod's worker, REMOVE
-//     asks the worker to terminate the pod, RECONCILE only records the pod;
+//     asks the worker to terminate the pod, RECONCILE records the pod and
+//     syncs it only when a readiness gate's condition changed what its
+//     Ready condition must be;
 //   - PLEG events: the pod whose containers changed is synced;
 //   - the sync ticker (1s): pods whose periodic resync is due (the pod
 //     workers' WorkQueue) are synced;
@@ -38,8 +40,18 @@
 // agent's last one) and stay Ready while the pod was Ready; a static pod,
 // whose old status is gone, counts as having been Ready.
 //
-// Admission: a new pod is rejected (phase Failed, reason OutOfpods) when the
-// node already runs MaxPods pods.
+// Admission, in the kubelet's order: a new pod is rejected (phase Failed)
+// with reason SysctlForbidden when it sets a sysctl outside the safe set
+// and Config.AllowedUnsafeSysctls, or one of a namespace it shares with the
+// host (net.* with hostNetwork, IPC ones with hostIPC); with OutOfpods when
+// the node already runs MaxPods pods; with OutOf<resource> when its
+// requests do not fit in NodeResources beside the other pods, or it
+// requests an extended resource (nvidia.com/gpu) the node does not have.
+//
+// Ready is True only when the containers are ready and every readiness
+// gate's condition (set in the pod's API status by someone else) is True;
+// otherwise False with reason ReadinessGatesNotReady. ContainersReady does
+// not look at the gates.
 //
 // Static pods: when a manifest is edited its pod gets a new UID; the new pod
 // starts only once the old pod with the same name has stopped, so the two
