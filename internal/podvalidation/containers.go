@@ -12,11 +12,13 @@ import (
 )
 
 var (
-	pullPolicies           = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
-	terminationMsgPolicies = []corev1.TerminationMessagePolicy{corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError}
-	protocols              = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
-	containerRestarts      = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways}
-	propagations           = []corev1.MountPropagationMode{corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional}
+	pullPolicies             = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
+	terminationMsgPolicies   = []corev1.TerminationMessagePolicy{corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError}
+	protocols                = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+	containerRestarts        = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways}
+	regularContainerRestarts = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways,
+		corev1.ContainerRestartPolicyOnFailure, corev1.ContainerRestartPolicyNever}
+	propagations = []corev1.MountPropagationMode{corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional}
 )
 
 // maxTerminationMessagePath is the API's limit on terminationMessagePath.
@@ -87,19 +89,26 @@ func validateContainer(c *corev1.Container, spec *corev1.PodSpec, volumes sets.S
 }
 
 // validateContainerRestartPolicy: an init container may set restartPolicy
-// Always (a sidecar); a regular container may not set one.
+// Always (a sidecar); a regular container may set Always, OnFailure or Never
+// to override the pod's (ContainerRestartRules, on by default since v1.35).
+// restartPolicyRules are refused: nodekit does not run them.
 func validateContainerRestartPolicy(c *corev1.Container, init bool, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(c.RestartPolicyRules) > 0 {
+		errs = append(errs, field.Forbidden(fld.Child("restartPolicyRules"), "not supported by nodekit"))
+	}
 	if c.RestartPolicy == nil {
-		return nil
+		return errs
 	}
 	at := fld.Child("restartPolicy")
+	allowed := containerRestarts
 	if !init {
-		return field.ErrorList{field.Forbidden(at, "may not be set for non-init containers")}
+		allowed = regularContainerRestarts
 	}
-	if !sets.New(containerRestarts...).Has(*c.RestartPolicy) {
-		return field.ErrorList{field.NotSupported(at, *c.RestartPolicy, containerRestarts)}
+	if !sets.New(allowed...).Has(*c.RestartPolicy) {
+		errs = append(errs, field.NotSupported(at, *c.RestartPolicy, allowed))
 	}
-	return nil
+	return errs
 }
 
 func validatePorts(ports []corev1.ContainerPort, hostNetwork bool, fld *field.Path) field.ErrorList {

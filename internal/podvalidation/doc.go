@@ -20,6 +20,13 @@
 // source applied its defaults (the API server validates after defaulting
 // too), so that, say, an empty restartPolicy is an error here.
 //
+// Where nodekit deliberately differs: a negative
+// terminationGracePeriodSeconds, which the API server accepts on create (and
+// treats as 1), is refused, naming the field, because the agent never
+// silently changes what a manifest says; restartPolicyRules (beta since
+// v1.35) are refused because the agent does not run them; an init
+// container's restartPolicy can only be Always (a sidecar).
+//
 // spec.nodeName is not checked: the source sets it to the agent's node
 // name, a setting of the agent rather than of the manifest.
 //

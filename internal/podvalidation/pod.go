@@ -41,6 +41,9 @@ func validateSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(fld.Child("activeDeadlineSeconds"), *d,
 			validation.InclusiveRangeError(1, math.MaxInt32)))
 	}
+	if spec.Resources != nil {
+		errs = append(errs, validateResources(spec.Resources, fld.Child("resources"))...)
+	}
 	errs = append(errs, dnsSubdomain(spec.ServiceAccountName, fld.Child("serviceAccountName"))...)
 	errs = append(errs, dnsSubdomain(spec.PriorityClassName, fld.Child("priorityClassName"))...)
 	errs = append(errs, dnsLabel(spec.Hostname, fld.Child("hostname"))...)

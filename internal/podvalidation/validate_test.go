@@ -77,6 +77,11 @@ func TestValidPodsPass(t *testing.T) {
 			p.Spec.Containers[0].Resources.Requests["example.com/gpu"] = q
 			return p
 		}(),
+		"a regular container overriding the pod's restart policy": func() *corev1.Pod {
+			p := validPod()
+			p.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+			return p
+		}(),
 		"annotations just under 256 KiB": func() *corev1.Pod {
 			p := validPod()
 			p.Annotations = map[string]string{"big": strings.Repeat("x", 256*1024-3)}
@@ -121,7 +126,14 @@ func TestValidateNamesTheFieldAndTheRule(t *testing.T) {
 		{"a container without an image is refused", main(func(c *corev1.Container) { c.Image = "" }), "spec.containers[0].image", field.ErrorTypeRequired, ""},
 		{"an image with surrounding spaces is refused", main(func(c *corev1.Container) { c.Image = " nginx " }), "spec.containers[0].image", field.ErrorTypeInvalid, "whitespace"},
 		{"an unknown pull policy is not supported", main(func(c *corev1.Container) { c.ImagePullPolicy = "Sometimes" }), "spec.containers[0].imagePullPolicy", field.ErrorTypeNotSupported, ""},
-		{"a regular container may not set restartPolicy", main(func(c *corev1.Container) { c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways) }), "spec.containers[0].restartPolicy", field.ErrorTypeForbidden, "non-init"},
+		{"an unknown container restartPolicy is not supported", main(func(c *corev1.Container) { c.RestartPolicy = ptr.To[corev1.ContainerRestartPolicy]("Sometimes") }), "spec.containers[0].restartPolicy", field.ErrorTypeNotSupported, ""},
+		{"an init container's restartPolicy can only be Always", func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+		}, "spec.initContainers[0].restartPolicy", field.ErrorTypeNotSupported, "Always"},
+		{"restartPolicyRules are refused as not supported", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart}}
+		}), "spec.containers[0].restartPolicyRules", field.ErrorTypeForbidden, "nodekit"},
 		// Ports.
 		{"container port 0 is required", main(func(c *corev1.Container) { c.Ports[0].ContainerPort = 0 }), "spec.containers[0].ports[0].containerPort", field.ErrorTypeRequired, ""},
 		{"container port 70000 is out of range", main(func(c *corev1.Container) { c.Ports[0].ContainerPort = 70000 }), "spec.containers[0].ports[0].containerPort", field.ErrorTypeInvalid, "between 1 and 65535"},
