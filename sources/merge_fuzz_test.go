@@ -78,11 +78,13 @@ func admitted(snapshot []*corev1.Pod) map[types.UID]bool {
 }
 
 // FuzzMerge feeds arbitrary sequences of snapshots from three sources to the
-// Mux's merge. After every step each pod UID of each source is in exactly one
-// state (absent or delivered): an update names a UID at most once, ADD only
-// a UID that was absent, every other op only one that was delivered, and
-// what was delivered is what the store holds and what the kubelet's
-// filtering keeps. Merging the same snapshot again delivers nothing, even
+// Mux's merge. After every step every pod UID is in exactly one state:
+// absent, or delivered by exactly one source (an update names a UID of a
+// source at most once, ADD only a UID that was absent, every other op only
+// one that source delivered); what was delivered is what the store holds;
+// each source's last snapshot, filtered as the kubelet filters it, is what
+// it delivered plus what it holds back because another source delivered
+// the UID first. Merging the same snapshot again delivers nothing, even
 // after the receiver changed the pods it got, and config.seen keeps the
 // time of the ADD.
 func FuzzMerge(f *testing.F) {
@@ -95,17 +97,19 @@ func FuzzMerge(f *testing.F) {
 		b := &fuzzBytes{data: data}
 		srcs := []string{FileSource, HTTPSource, APIServerSource}
 		model := map[string]map[types.UID]*corev1.Pod{}
+		wanted := map[string]map[types.UID]bool{}
 		for _, src := range srcs {
-			model[src] = map[types.UID]*corev1.Pod{}
+			model[src], wanted[src] = map[types.UID]*corev1.Pod{}, map[types.UID]bool{}
 		}
 		for step := 0; step < 64 && !b.done(); step++ {
 			src := srcs[b.intn(len(srcs))]
 			snapshot := fuzzSnapshot(b)
 			again := copySnapshot(snapshot)
+			wanted[src] = admitted(again)
 			now := epoch.Add(time.Duration(step) * time.Second)
 			updates := s.merge(src, snapshot, now)
-			applyUpdates(t, step, src, model[src], updates, now)
-			checkHolds(t, step, src, model[src], s.pods[src], admitted(again))
+			applyUpdates(t, step, model, updates, now)
+			checkHolds(t, step, s, model, wanted)
 			for _, u := range updates {
 				for _, p := range u.Pods {
 					p.Spec.Containers[0].Image = "changed-by-the-receiver"
@@ -113,7 +117,7 @@ func FuzzMerge(f *testing.F) {
 				}
 			}
 			if repeat := s.merge(src, again, now.Add(time.Second)); len(repeat) != 0 {
-				t.Fatalf("step %d: the same %s snapshot again gave updates %v", step, src, strings.Join(describe(repeat), "; "))
+				t.Fatalf("step %d: the same %s snapshot again gave updates %s", step, src, strings.Join(describe(repeat), "; "))
 			}
 		}
 	})
@@ -121,54 +125,78 @@ func FuzzMerge(f *testing.F) {
 
 // applyUpdates moves the model's pods between states as the updates say,
 // failing on an update that is not allowed from the state a pod is in.
-func applyUpdates(t *testing.T, step int, src string, model map[types.UID]*corev1.Pod, updates []PodUpdate, now time.Time) {
+func applyUpdates(t *testing.T, step int, model map[string]map[types.UID]*corev1.Pod, updates []PodUpdate, now time.Time) {
 	t.Helper()
-	named := map[types.UID]Op{}
+	named := map[string]Op{}
 	for _, u := range updates {
-		if u.Source != src || len(u.Pods) == 0 {
-			t.Fatalf("step %d: update %s from %q with %d pods, want a non-empty one from %q", step, u.Op, u.Source, len(u.Pods), src)
+		m, ok := model[u.Source]
+		if !ok || len(u.Pods) == 0 {
+			t.Fatalf("step %d: update %s from %q with %d pods, want a non-empty one from a known source", step, u.Op, u.Source, len(u.Pods))
 		}
 		for _, p := range u.Pods {
-			if op, twice := named[p.UID]; twice {
-				t.Fatalf("step %d: pod %s is in %s and %s at once", step, p.UID, op, u.Op)
+			key := u.Source + "/" + string(p.UID)
+			if op, twice := named[key]; twice {
+				t.Fatalf("step %d: pod %s is in %s and %s at once", step, key, op, u.Op)
 			}
-			named[p.UID] = u.Op
-			prev, known := model[p.UID]
+			named[key] = u.Op
+			prev, known := m[p.UID]
 			if known == (u.Op == ADD) {
-				t.Fatalf("step %d: %s of pod %s, which was delivered before: %t", step, u.Op, p.UID, known)
+				t.Fatalf("step %d: %s of pod %s, which was delivered before: %t", step, u.Op, key, known)
 			}
-			if p.Annotations[AnnotationSource] != src {
-				t.Fatalf("step %d: %s pod %s has source %q, want %q", step, u.Op, p.UID, p.Annotations[AnnotationSource], src)
+			if p.Annotations[AnnotationSource] != u.Source {
+				t.Fatalf("step %d: %s pod %s has source %q", step, u.Op, key, p.Annotations[AnnotationSource])
 			}
 			if (p.DeletionTimestamp != nil) != (u.Op == DELETE) && u.Op != ADD && u.Op != REMOVE && u.Op != RECONCILE {
-				t.Fatalf("step %d: %s of pod %s with deletionTimestamp %v", step, u.Op, p.UID, p.DeletionTimestamp)
+				t.Fatalf("step %d: %s of pod %s with deletionTimestamp %v", step, u.Op, key, p.DeletionTimestamp)
 			}
 			wantSeen := now.UTC().Format(time.RFC3339Nano)
 			if known {
 				wantSeen = prev.Annotations[AnnotationSeen]
 			}
 			if u.Op != REMOVE && p.Annotations[AnnotationSeen] != wantSeen {
-				t.Fatalf("step %d: %s of pod %s seen %q, want %q", step, u.Op, p.UID, p.Annotations[AnnotationSeen], wantSeen)
+				t.Fatalf("step %d: %s of pod %s seen %q, want %q", step, u.Op, key, p.Annotations[AnnotationSeen], wantSeen)
 			}
 			if u.Op == REMOVE {
-				delete(model, p.UID)
+				delete(m, p.UID)
 			} else {
-				model[p.UID] = p.DeepCopy()
+				m[p.UID] = p.DeepCopy()
 			}
 		}
 	}
 }
 
-// checkHolds compares the delivered pods with the store and the kubelet's
-// filtering of the snapshot.
-func checkHolds(t *testing.T, step int, src string, model, stored map[types.UID]*corev1.Pod, want map[types.UID]bool) {
+// checkHolds checks that each UID is delivered by one source at most, that
+// the store holds what was delivered, and that each source delivered or
+// held back exactly what the kubelet's filtering keeps of its snapshot.
+func checkHolds(t *testing.T, step int, s *store, model map[string]map[types.UID]*corev1.Pod, wanted map[string]map[types.UID]bool) {
 	t.Helper()
-	if len(model) != len(stored) || len(model) != len(want) {
-		t.Fatalf("step %d: %s delivered %d pods, store holds %d, want %d", step, src, len(model), len(stored), len(want))
+	owner := map[types.UID]string{}
+	for src, pods := range model {
+		for uid := range pods {
+			if other, ok := owner[uid]; ok {
+				t.Fatalf("step %d: pod %s is delivered by %s and %s", step, uid, other, src)
+			}
+			owner[uid] = src
+			if s.pods[src][uid] == nil {
+				t.Fatalf("step %d: %s delivered pod %s, which the store does not hold", step, src, uid)
+			}
+		}
+		if len(s.pods[src]) != len(pods) {
+			t.Fatalf("step %d: %s delivered %d pods, the store holds %d", step, src, len(pods), len(s.pods[src]))
+		}
 	}
-	for uid := range want {
-		if model[uid] == nil || stored[uid] == nil {
-			t.Fatalf("step %d: %s pod %s: delivered %t, stored %t, want both", step, src, uid, model[uid] != nil, stored[uid] != nil)
+	for src, want := range wanted {
+		for uid := range want {
+			_, held := s.shadowed[src][uid]
+			if (model[src][uid] != nil) == held {
+				t.Fatalf("step %d: %s pod %s: delivered %t, held back %t; want exactly one", step, src, uid, model[src][uid] != nil, held)
+			}
+			if held && owner[uid] == "" {
+				t.Fatalf("step %d: %s holds back pod %s, which no source delivers", step, src, uid)
+			}
+		}
+		if got := len(model[src]) + len(s.shadowed[src]); got != len(want) {
+			t.Fatalf("step %d: %s delivered or holds back %d pods, want %d", step, src, got, len(want))
 		}
 	}
 }
