@@ -95,12 +95,46 @@ func sandboxUsable(pod *corev1.Pod, status *noderuntime.PodStatus) bool {
 		(pod.Spec.HostNetwork || newest.GetNetwork().GetIp() != "")
 }
 
+// fuzzProbes answers computePodActions' probe questions from the fuzzer's
+// bytes, per container name.
+type fuzzProbes struct {
+	startup  map[string]noderuntime.StartupResult
+	liveness map[string]bool
+}
+
+func newFuzzProbes(b *fuzzBytes, pod *corev1.Pod) *fuzzProbes {
+	p := &fuzzProbes{startup: map[string]noderuntime.StartupResult{}, liveness: map[string]bool{}}
+	results := []noderuntime.StartupResult{noderuntime.StartupSucceeded, noderuntime.StartupSucceeded,
+		noderuntime.StartupUnknown, noderuntime.StartupFailed}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			p.startup[c.Name] = pick(b, results...)
+			p.liveness[c.Name] = b.intn(4) == 0
+		}
+	}
+	return p
+}
+
+func (p *fuzzProbes) startupResult(c *corev1.Container, _ *noderuntime.ContainerStatus) noderuntime.StartupResult {
+	return p.startup[c.Name]
+}
+
+func (p *fuzzProbes) livenessFailed(c *corev1.Container, _ *noderuntime.ContainerStatus) bool {
+	return p.liveness[c.Name]
+}
+
+// healthy reports whether no probe gives a reason to kill c.
+func (p *fuzzProbes) healthy(c *corev1.Container) bool {
+	return p == nil || (p.startup[c.Name] != noderuntime.StartupFailed && !p.liveness[c.Name])
+}
+
 // FuzzComputePodActions runs computePodActions over arbitrary pods and
-// runtime states. It must not panic, every index it returns must be a
-// container of the spec, and with no probe failing and a usable sandbox it
-// never kills a running container whose spec did not change (its newest
-// status is running with the spec's hash), nor the whole pod while such a
-// regular container runs.
+// runtime states, without a prober or with arbitrary probe results. It must
+// not panic, every index it returns must be a container of the spec, and
+// with a usable sandbox it never kills a running container whose spec did
+// not change (its newest status is running with the spec's hash) and whose
+// probes did not fail, nor the whole pod while such a regular container
+// runs.
 func FuzzComputePodActions(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 2, 0, 0})
@@ -108,7 +142,13 @@ func FuzzComputePodActions(f *testing.F) {
 	f.Add([]byte("computePodActions: sidecars, init containers and a stale hash"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pod, status := fuzzPodAndStatus(data)
-		a := computePodActions(pod, status, nil)
+		var probes *fuzzProbes
+		var results probeResults // nil: no prober
+		if len(data) > 0 && data[len(data)-1]&1 == 1 {
+			probes = newFuzzProbes(&fuzzBytes{data: data[len(data)/2:]}, pod)
+			results = probes
+		}
+		a := computePodActions(pod, status, results)
 		checkIndexes(t, "ContainersToStart", a.ContainersToStart, len(pod.Spec.Containers))
 		checkIndexes(t, "InitContainersToStart", a.InitContainersToStart, len(pod.Spec.InitContainers))
 		checkIndexes(t, "EphemeralContainersToStart", a.EphemeralContainersToStart, len(pod.Spec.EphemeralContainers))
@@ -123,7 +163,7 @@ func FuzzComputePodActions(f *testing.F) {
 		unchangedRegularRuns := false
 		check := func(c *corev1.Container, regular bool) {
 			cs := status.FindContainerStatusByName(c.Name)
-			if cs == nil || cs.State != noderuntime.ContainerStateRunning || cs.Hash != hashContainer(c) {
+			if cs == nil || cs.State != noderuntime.ContainerStateRunning || cs.Hash != hashContainer(c) || !probes.healthy(c) {
 				return
 			}
 			unchangedRegularRuns = unchangedRegularRuns || regular
