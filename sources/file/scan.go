@@ -138,7 +138,7 @@ func (d *dir) read(path string, info fs.FileInfo, prev *fileState) *fileState {
 	}
 	if errors.Is(err, errTooLarge) {
 		if prev.tooLarge == nil {
-			d.refuseTooLarge(path, int64(len(data)), prev)
+			d.refuseTooLarge(path, max(info.Size(), int64(len(data))), prev)
 		}
 		return &fileState{sum: prev.sum, good: prev.good, tooLarge: stamp}
 	}
