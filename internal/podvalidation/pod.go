@@ -54,6 +54,9 @@ func validateSpec(spec *corev1.PodSpec, fld *field.Path) field.ErrorList {
 	if spec.HostUsers != nil && !*spec.HostUsers && (spec.HostNetwork || spec.HostPID || spec.HostIPC) {
 		errs = append(errs, field.Forbidden(fld.Child("hostUsers"), "when `hostUsers` is false, `hostNetwork`, `hostPID` and `hostIPC` must be false"))
 	}
+	if spec.HostPID && spec.ShareProcessNamespace != nil && *spec.ShareProcessNamespace {
+		errs = append(errs, field.Invalid(fld.Child("shareProcessNamespace"), true, "ShareProcessNamespace and HostPID cannot both be enabled"))
+	}
 	for i, s := range spec.ImagePullSecrets {
 		if s.Name == "" {
 			errs = append(errs, field.Required(fld.Child("imagePullSecrets").Index(i).Child("name"), ""))

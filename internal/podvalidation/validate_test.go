@@ -229,6 +229,9 @@ func TestValidateNamesTheFieldAndTheRule(t *testing.T) {
 		}, "spec.dnsConfig.nameservers", field.ErrorTypeTooMany, ""},
 		{"a nameserver that is not an IP is refused", func(p *corev1.Pod) { p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"dns.local"}} }, "spec.dnsConfig.nameservers[0]", field.ErrorTypeInvalid, ""},
 		{"a hostname that is not a DNS label is refused", func(p *corev1.Pod) { p.Spec.Hostname = "web.local" }, "spec.hostname", field.ErrorTypeInvalid, ""},
+		{"a shared process namespace with the host's PID namespace is refused", func(p *corev1.Pod) {
+			p.Spec.HostPID, p.Spec.ShareProcessNamespace = true, ptr.To(true)
+		}, "spec.shareProcessNamespace", field.ErrorTypeInvalid, "HostPID"},
 		{"ephemeral containers cannot be set on create", func(p *corev1.Pod) {
 			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
 		}, "spec.ephemeralContainers", field.ErrorTypeForbidden, "on create"},
