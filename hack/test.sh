@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test nodekit has: gofmt, go vet, the unit tests (race
-# detector on), then brings up the private containerd (hack/containerd-up.sh)
-# and a private kube-apiserver + etcd (hack/control-plane-up.sh), and runs the
-# end-to-end tests against them. Run as root.
+# detector on), every fuzz target for a few seconds (hack/fuzz.sh), then
+# brings up the private containerd (hack/containerd-up.sh) and a private
+# kube-apiserver + etcd (hack/control-plane-up.sh), and runs the end-to-end
+# tests against them. Run as root.
 #
 # With CI=true an end-to-end test whose runtime could not be started fails
 # instead of skipping.
@@ -21,6 +22,7 @@ phase "go vet" go vet ./...
 phase "go vet (e2e tag)" go vet -tags e2e ./...
 
 phase "unit tests (go test -race ./...)" go test -race -count=1 ./...
+phase "fuzz targets, 3 s each (hack/fuzz.sh; docs/fuzzing.md runs them longer)" bash "$here/fuzz.sh" 3s
 
 need_root
 log "private containerd and control plane (kube-apiserver + etcd)"

@@ -9,7 +9,10 @@
 // incremental mode: it emits [PodUpdate] values (REMOVE, ADD, UPDATE, DELETE,
 // RECONCILE, in that order) on a single channel that the agent's sync loop
 // reads. Pods are keyed by UID within their source; sources never see each
-// other's pods.
+// other's pods. A UID belongs to one source at a time: a pod whose UID
+// another source already delivered is held back (logged once) and added
+// when that source drops the UID, so the agent, which keys pods by UID,
+// never gets one UID from two sources (the kubelet delivers both).
 //
 // The Mux stamps every pod with the annotations [AnnotationSource] and
 // [AnnotationSeen] (the time the Mux first saw that UID, kept across

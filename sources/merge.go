@@ -15,25 +15,34 @@ import (
 // pod UID. It is not safe for concurrent use: only the Mux's merge loop
 // touches it.
 type store struct {
-	log  logr.Logger
+	log logr.Logger
+	// pods are the pods delivered, by source and UID: a UID is delivered by
+	// one source at most.
 	pods map[string]map[types.UID]*corev1.Pod
+	// shadowed are the pods of each source's last snapshot that were not
+	// delivered because another source delivered their UID first; one is
+	// delivered (ADD) when that source drops the UID.
+	shadowed map[string]map[types.UID]*corev1.Pod
 }
 
 func newStore(log logr.Logger) *store {
-	return &store{log: log, pods: map[string]map[types.UID]*corev1.Pod{}}
+	return &store{log: log, pods: map[string]map[types.UID]*corev1.Pod{}, shadowed: map[string]map[types.UID]*corev1.Pod{}}
 }
 
 // merge replaces source's snapshot with snapshot, which it takes ownership
 // of, and returns the non-empty updates in delivery order: REMOVE, ADD,
-// UPDATE, DELETE, RECONCILE. The returned pods are deep copies. now is the
-// first-seen time stamped on new UIDs.
+// UPDATE, DELETE, RECONCILE of source, then the ADDs of other sources'
+// pods whose UID source dropped (see shadow). The returned pods are deep
+// copies. now is the first-seen time stamped on new UIDs.
 func (s *store) merge(source string, snapshot []*corev1.Pod, now time.Time) []PodUpdate {
 	old := s.pods[source]
 	next := make(map[types.UID]*corev1.Pod, len(snapshot))
 	byOp := map[Op][]*corev1.Pod{}
 	names := map[string]bool{}
+	owners := s.ownersBesides(source)
+	shadowed := map[types.UID]*corev1.Pod{}
 	for _, pod := range snapshot {
-		if !s.admit(source, pod, next, names) {
+		if !s.admit(source, pod, next, shadowed, names) || s.shadow(source, pod, owners, shadowed) {
 			continue
 		}
 		stamp(pod, source)
@@ -60,6 +69,7 @@ func (s *store) merge(source string, snapshot []*corev1.Pod, now time.Time) []Po
 		return podKey(byOp[REMOVE][i]) < podKey(byOp[REMOVE][j])
 	})
 	s.pods[source] = next
+	s.shadowed[source] = shadowed
 
 	var out []PodUpdate
 	for _, op := range []Op{REMOVE, ADD, UPDATE, DELETE, RECONCILE} {
@@ -71,20 +81,20 @@ func (s *store) merge(source string, snapshot []*corev1.Pod, now time.Time) []Po
 		}
 		out = append(out, PodUpdate{Op: op, Pods: copyPods(byOp[op]), Source: source})
 	}
-	return out
+	return append(out, s.promote(byOp[REMOVE], now)...)
 }
 
 // admit drops what the kubelet would not run from one snapshot: nil pods,
-// pods without a UID, a second pod with the same UID and a second pod with
-// the same namespace/name.
-func (s *store) admit(source string, pod *corev1.Pod, seen map[types.UID]*corev1.Pod, names map[string]bool) bool {
+// pods without a UID, a second pod with the same UID (seen or held back)
+// and a second pod with the same namespace/name.
+func (s *store) admit(source string, pod *corev1.Pod, seen, held map[types.UID]*corev1.Pod, names map[string]bool) bool {
 	switch {
 	case pod == nil:
 		return false
 	case pod.UID == "":
 		s.log.Info("Ignoring pod without UID", "source", source, "pod", klog.KObj(pod))
 		return false
-	case seen[pod.UID] != nil:
+	case seen[pod.UID] != nil || held[pod.UID] != nil:
 		s.log.Info("Ignoring pod with duplicate UID", "source", source, "pod", klog.KObj(pod), "podUID", pod.UID)
 		return false
 	case names[podKey(pod)]:

@@ -124,6 +124,21 @@ func TestStoreMerge(t *testing.T) {
 			{source: "api", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD api: a"}},
 			{source: "api", pods: []*corev1.Pod{pod("a", withImage("x:1"), withPhase(corev1.PodRunning))}, want: []string{"UPDATE api: a"}},
 		}},
+		{"A UID another source delivered is held back, and added when that source drops it.", []step{
+			{source: "file", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD file: a"}},
+			{source: "api", at: time.Second, pods: []*corev1.Pod{pod("b", withUID("uid-a")), pod("c")}, want: []string{"ADD api: c"}},
+			{source: "api", at: 2 * time.Second, pods: []*corev1.Pod{pod("b", withUID("uid-a")), pod("c")}, want: nil},
+			{source: "file", at: 3 * time.Second, pods: nil, want: []string{"REMOVE file: a", "ADD api: b"},
+				wantSeen: map[string]time.Duration{"b": 3 * time.Second}},
+			{source: "file", at: 4 * time.Second, pods: []*corev1.Pod{pod("a")}, want: nil},
+			{source: "api", at: 5 * time.Second, pods: []*corev1.Pod{pod("c")}, want: []string{"REMOVE api: b", "ADD file: a"}},
+		}},
+		{"A held-back pod dropped by its own source is never added.", []step{
+			{source: "file", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD file: a"}},
+			{source: "api", pods: []*corev1.Pod{pod("b", withUID("uid-a"))}, want: nil},
+			{source: "api", pods: nil, want: nil},
+			{source: "file", pods: nil, want: []string{"REMOVE file: a"}},
+		}},
 		{"A newly set deletion timestamp is a DELETE.", []step{
 			{source: "api", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD api: a"}},
 			{source: "api", pods: []*corev1.Pod{pod("a", withDeletion(30))}, want: []string{"DELETE api: a"}},
@@ -185,8 +200,8 @@ func checkStamps(t *testing.T, i int, st step, got []PodUpdate) {
 	t.Helper()
 	for _, u := range got {
 		for _, p := range u.Pods {
-			if src := p.Annotations[AnnotationSource]; src != st.source {
-				t.Errorf("step %d: pod %s has source annotation %q, want %q", i, p.Name, src, st.source)
+			if src := p.Annotations[AnnotationSource]; src != u.Source {
+				t.Errorf("step %d: pod %s has source annotation %q, want its update's %q", i, p.Name, src, u.Source)
 			}
 			want, ok := st.wantSeen[p.Name]
 			if !ok {

@@ -23,14 +23,27 @@
 // annotation. The pod tolerates every NoExecute taint, its phase is Pending,
 // and it gets the defaults the API server would apply (see setDefaults).
 //
+// Like the kubelet, the source reads only the first YAML document of a file,
+// and refuses unread a file of 10 MiB or more (the kubelet's
+// maxConfigLength). The static pod is validated as the API server validates
+// a pod create (internal/podvalidation: metadata with apimachinery's rules,
+// annotations at most 256 KiB in total, and the pod-spec rules), after the
+// defaults are applied. Of two files whose pods share a namespace/name (or a
+// UID), the first in file name order wins.
+//
 // Unknown and duplicate fields are logged ("Unknown field in pod manifest",
 // with the file and the field's path) and ignored; the pod still runs. A
-// manifest that does not parse or fails validation logs one error naming
-// the file and the cause, and contributes no new pod. Unlike the kubelet,
-// which drops a pod whose manifest became invalid, a broken edit keeps the
-// file's last good pod running: fixing the file replaces it, deleting the
-// file removes it. Other files are never affected. Each problem is logged
-// once per file content, not on every rescan.
+// manifest that does not parse, is too large or fails validation logs one
+// error naming the file and the cause (for validation, each field's path
+// and rule), and contributes no new pod. Unlike the kubelet, which drops a
+// pod whose manifest became invalid, a broken edit keeps the file's last
+// good pod running: fixing the file replaces it, deleting the file removes
+// it. Other files are never affected. Each problem is logged once per file
+// content, not on every rescan. Every directory entry that is skipped (a
+// symlink loop or a dangling symlink, a directory named *.yaml, a file whose
+// pod duplicates another file's name or UID) logs one line at the default
+// verbosity naming the file and the reason, again only when the reason
+// changes; so do the ignored second and later documents of a file.
 //
 // # Concurrency
 //

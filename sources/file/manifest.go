@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
@@ -13,9 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodekit/nodekit/internal/podvalidation"
 	"github.com/nodekit/nodekit/sources"
 )
 
@@ -62,55 +66,53 @@ func decode(data []byte) (*corev1.Pod, []fieldIssue, error) {
 	return pod, issues, nil
 }
 
-// validate checks what the agent relies on in a manifest: a Pod (if kind
-// and apiVersion are given), a name, at least one container, container
-// names that are unique DNS labels and images. It reports every problem.
-func validate(pod *corev1.Pod) error {
-	var errs []string
-	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+// checkManifest checks what a manifest must be before it becomes a static
+// pod: a Pod (if kind and apiVersion are given) with a name. The rest is
+// checked on the static pod, as the API server would check it
+// (podvalidation.Validate).
+func checkManifest(pod *corev1.Pod) error {
+	var errs field.ErrorList
 	if k := pod.Kind; k != "" && k != "Pod" {
-		add("kind is %q, want Pod", k)
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), k, []string{"Pod"}))
 	}
 	if v := pod.APIVersion; v != "" && v != "v1" {
-		add("apiVersion is %q, want v1", v)
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), v, []string{"v1"}))
 	}
 	if pod.Name == "" {
-		add("metadata.name is required")
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), ""))
 	}
-	if ns := pod.Namespace; ns != "" {
-		for _, msg := range validation.IsDNS1123Label(ns) {
-			add("metadata.namespace %q: %s", ns, msg)
-		}
-	}
-	if len(pod.Spec.Containers) == 0 {
-		add("spec.containers: at least one container is required")
-	}
-	names := map[string]bool{}
-	check := func(field string, cs []corev1.Container) {
-		for i, c := range cs {
-			at := fmt.Sprintf("%s[%d]", field, i)
-			switch {
-			case c.Name == "":
-				add("%s.name is required", at)
-			case names[c.Name]:
-				add("%s.name: duplicate container name %q", at, c.Name)
-			default:
-				for _, msg := range validation.IsDNS1123Label(c.Name) {
-					add("%s.name %q: %s", at, c.Name, msg)
-				}
-			}
-			names[c.Name] = true
-			if strings.TrimSpace(c.Image) == "" {
-				add("%s.image is required", at)
-			}
-		}
-	}
-	check("spec.initContainers", pod.Spec.InitContainers)
-	check("spec.containers", pod.Spec.Containers)
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid pod manifest: %s", strings.Join(errs, "; "))
+		return fmt.Errorf("invalid pod manifest: %s", podvalidation.Summary(errs))
 	}
 	return nil
+}
+
+// validate checks a static pod as the API server checks a pod create.
+func validate(pod *corev1.Pod) error {
+	if errs := podvalidation.Validate(pod); len(errs) > 0 {
+		return fmt.Errorf("invalid pod manifest: %s", podvalidation.Summary(errs))
+	}
+	return nil
+}
+
+// extraDocuments counts the non-empty YAML documents after the first one:
+// like the kubelet, the source reads only the first document of a file.
+func extraDocuments(data []byte) int {
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return 0
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	n := -1
+	for {
+		doc, err := r.Read()
+		if err != nil {
+			break
+		}
+		if js, err := yaml.YAMLToJSON(doc); n < 0 || err != nil || (len(bytes.TrimSpace(js)) > 0 && string(js) != "null") {
+			n++
+		}
+	}
+	return max(n, 0)
 }
 
 // staticPod turns the pod decoded from the manifest at path into the

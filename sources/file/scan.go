@@ -22,6 +22,15 @@ type fileState struct {
 	good *corev1.Pod
 	// readErr is the last error reading the file, "" if it read.
 	readErr string
+	// tooLarge is the size and modification time of a file refused for its
+	// size, so that it is neither read nor logged again until it changes.
+	tooLarge *fileStamp
+}
+
+// fileStamp identifies one version of a file without reading it.
+type fileStamp struct {
+	size    int64
+	modTime int64
 }
 
 // dir reads the manifest directory. It remembers each file's last content
@@ -34,10 +43,14 @@ type dir struct {
 	log      logr.Logger
 	files    map[string]*fileState
 	failures failures
+	// skipped is why each skipped directory entry was skipped, as last
+	// logged: an entry is logged again only when its reason changes.
+	skipped map[string]string
 }
 
 func newDir(path, nodeName string, log logr.Logger) *dir {
-	return &dir{path: path, nodeName: nodeName, log: log, files: map[string]*fileState{}, failures: failures{}}
+	return &dir{path: path, nodeName: nodeName, log: log, files: map[string]*fileState{}, failures: failures{},
+		skipped: map[string]string{}}
 }
 
 // isManifest reports whether a directory entry's name is read as a
@@ -73,39 +86,61 @@ func (d *dir) scan() (pods []*corev1.Pod, ok bool) {
 	}
 	d.failures.clear()
 	next := make(map[string]*fileState, len(d.files))
-	pods = []*corev1.Pod{}
+	skipped := map[string]string{}
+	var found []sourced
 	for _, e := range entries {
 		if !isManifest(e.Name()) {
 			continue
 		}
 		path := filepath.Join(d.path, e.Name())
-		info, err := os.Stat(path) // follows symlinks
-		if err != nil || !info.Mode().IsRegular() {
-			d.log.V(4).Info("Skipping directory entry that is not a regular file", "file", path)
+		info, reason := statEntry(path, e)
+		if reason != "" {
+			skipped[path] = reason
 			continue
 		}
-		st := d.read(path, d.files[path])
+		if info == nil {
+			continue // removed since the directory was read
+		}
+		st := d.read(path, info, d.files[path])
 		if st == nil {
 			continue
 		}
 		next[path] = st
 		if st.good != nil {
-			pods = append(pods, st.good.DeepCopy())
+			found = append(found, sourced{path: path, pod: st.good})
 		}
 	}
 	d.files = next
+	pods = []*corev1.Pod{}
+	for _, p := range d.unique(found, skipped) {
+		pods = append(pods, p.DeepCopy())
+	}
+	d.logSkipped(skipped)
 	return pods, true
 }
 
 // read reads one manifest file; prev is what the last scan found there. It
 // returns nil if the file is gone.
-func (d *dir) read(path string, prev *fileState) *fileState {
+func (d *dir) read(path string, info fs.FileInfo, prev *fileState) *fileState {
 	if prev == nil {
 		prev = &fileState{}
 	}
-	data, err := os.ReadFile(path)
+	stamp := &fileStamp{size: info.Size(), modTime: info.ModTime().UnixNano()}
+	if stamp.size >= maxManifestSize {
+		if prev.tooLarge == nil || *prev.tooLarge != *stamp {
+			d.refuseTooLarge(path, stamp.size, prev)
+		}
+		return &fileState{sum: prev.sum, good: prev.good, tooLarge: stamp}
+	}
+	data, err := readAtMost(path, maxManifestSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if errors.Is(err, errTooLarge) {
+		if prev.tooLarge == nil {
+			d.refuseTooLarge(path, max(info.Size(), int64(len(data))), prev)
+		}
+		return &fileState{sum: prev.sum, good: prev.good, tooLarge: stamp}
 	}
 	if err != nil {
 		if prev.readErr != err.Error() {
@@ -120,10 +155,7 @@ func (d *dir) read(path string, prev *fileState) *fileState {
 	pod, err := d.parse(path, data)
 	if err != nil {
 		d.log.Error(err, "Could not read pod manifest", "file", path)
-		if prev.good != nil {
-			d.log.Info("Keeping the last good version of the static pod", "file", path,
-				"pod", klog.KObj(prev.good), "podUID", prev.good.UID)
-		}
+		d.keepLastGood(path, prev)
 		return &fileState{sum: sum, good: prev.good}
 	}
 	d.log.V(2).Info("Read pod manifest", "file", path, "pod", klog.KObj(pod), "podUID", pod.UID)
@@ -144,10 +176,29 @@ func (d *dir) parse(path string, data []byte) (*corev1.Pod, error) {
 			d.log.Info("Unknown field in pod manifest", "file", path, "field", is.path)
 		}
 	}
-	if err := validate(decoded); err != nil {
+	if n := extraDocuments(data); n > 0 {
+		d.log.Info("Skipping the second and later documents of a multi-document pod manifest; only the first is read",
+			"file", path, "skippedDocuments", n)
+	}
+	if err := checkManifest(decoded); err != nil {
 		return nil, err
 	}
-	return staticPod(decoded, path, d.nodeName)
+	pod, err := staticPod(decoded, path, d.nodeName)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(pod); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// keepLastGood logs that the file's last good pod, if any, keeps running.
+func (d *dir) keepLastGood(path string, prev *fileState) {
+	if prev.good != nil {
+		d.log.Info("Keeping the last good version of the static pod", "file", path,
+			"pod", klog.KObj(prev.good), "podUID", prev.good.UID)
+	}
 }
 
 // failures remembers which kinds of failure were already logged, so that

@@ -101,7 +101,8 @@ func TestScanSkipsWhatIsNotAManifest(t *testing.T) {
 	}
 	d := newDir(tmp, "n", logrDiscard())
 	got := names(scanOK(t, d))
-	want := []string{"a-n", "b-n", "c-n", "a-n", "linked-n"}
+	// link.yaml gives a second pod named like a.yaml's: it is skipped.
+	want := []string{"a-n", "b-n", "c-n", "linked-n"}
 	if len(got) != len(want) {
 		t.Fatalf("pods = %v, want %v", got, want)
 	}
