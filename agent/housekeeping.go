@@ -75,8 +75,11 @@ func (a *Agent) housekeeping(ctx context.Context, l listing) {
 // afresh with a SyncPodCreate, as the kubelet's HandlePodCleanups does: its
 // UID came back while its previous incarnation was terminating (a static
 // manifest removed and put back), the workers remembered the restart
-// request, and forgot the worker once it finished. Rejected pods and
-// static pods waiting for a namesake never had a worker and are left alone.
+// request, and forgot the worker once it finished. The new incarnation
+// starts from the pod's own status, as a new pod does: the old one's final
+// (terminal) status is forgotten, or the pod could never leave its phase.
+// Rejected pods and static pods waiting for a namesake never had a worker
+// and are left alone.
 func (a *Agent) syncKnownPods() map[types.UID]podworkers.PodWorkerSync {
 	desired := a.registry.List()
 	known := a.workers.SyncKnownPods(desired)
@@ -86,6 +89,7 @@ func (a *Agent) syncKnownPods() map[types.UID]podworkers.PodWorkerSync {
 		}
 		a.log.V(2).Info("Restarting pod: it is desired and its worker has finished (its UID was reused)",
 			"pod", klog.KObj(pod), "podUID", pod.UID)
+		a.statuses.RemovePodStatus(pod.UID)
 		a.startOrUpdate(pod, podworkers.SyncPodCreate)
 		known[pod.UID] = podworkers.PodWorkerSync{State: podworkers.SyncPod, HasConfig: true, Static: isStatic(pod)}
 	}
