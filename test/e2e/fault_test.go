@@ -53,7 +53,7 @@ func TestContainerdSIGKILLLosesNoContainer(t *testing.T) {
 	restart()
 	within(t, 30*time.Second, "/healthz/runtime to pass again", func() bool { return h.healthz("runtime") == http.StatusOK })
 	within(t, time.Minute, "the node to be Ready again", func() bool { return nodeReadyStatus(cluster, h.node) == corev1.ConditionTrue })
-	stays(t, h, lab.runtime(t), 10*time.Second, before)
+	stays(t, h, lab.runtime(t), 10*time.Second, before, nil)
 }
 
 // TestContainerdSIGSTOPFor60sIsReportedAndRestartsNothing stops the
@@ -95,5 +95,5 @@ func TestContainerdSIGSTOPFor60sIsReportedAndRestartsNothing(t *testing.T) {
 	within(t, 30*time.Second, "/healthz/runtime to pass after SIGCONT", func() bool { return h.healthz("runtime") == http.StatusOK })
 	within(t, time.Minute, "the node to be Ready after SIGCONT", func() bool { return nodeReadyStatus(cluster, h.node) == corev1.ConditionTrue })
 	t.Logf("after SIGCONT: healthy and Ready again within %v", time.Since(back).Round(100*time.Millisecond))
-	stays(t, h, lab.runtime(t), 10*time.Second, before)
+	stays(t, h, lab.runtime(t), 10*time.Second, before, nil)
 }

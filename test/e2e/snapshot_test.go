@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -98,35 +99,107 @@ func (s runtimeSnapshot) unhealthy(wants int) string {
 	return ""
 }
 
-// intact fails the test unless now holds exactly what before held: no
-// sandbox or container lost, added (duplicated) or restarted.
+// survivors fails the test unless every pod of now has one ready sandbox
+// and one running container, and everything that ran in atKill still runs
+// in now: a container that was only created when the agent died may have
+// been replaced by a new attempt (as the kubelet replaces it), none that ran
+// was restarted or duplicated.
+func survivors(t *testing.T, atKill, now runtimeSnapshot, wants int) {
+	t.Helper()
+	if len(now) != wants {
+		t.Fatalf("%d pods, want %d: %s", len(now), wants, now)
+	}
+	for name, p := range now {
+		running := 0
+		for _, c := range p.Containers {
+			if strings.HasSuffix(c, runtimeapi.ContainerState_CONTAINER_RUNNING.String()) {
+				running++
+			}
+		}
+		if len(p.Sandboxes) != 1 || running != 1 {
+			t.Fatalf("pod %s: sandboxes %v, containers %v: want one sandbox and one running container", name, p.Sandboxes, p.Containers)
+		}
+		old := atKill[name]
+		if old == nil {
+			continue
+		}
+		for _, sb := range old.Sandboxes {
+			if !slices.Contains(p.Sandboxes, sb) && strings.HasSuffix(sb, runtimeapi.PodSandboxState_SANDBOX_READY.String()) {
+				t.Fatalf("pod %s: sandbox %s ready at the kill is gone: %v", name, sb, p.Sandboxes)
+			}
+		}
+		for _, c := range old.Containers {
+			if strings.HasSuffix(c, runtimeapi.ContainerState_CONTAINER_RUNNING.String()) && !slices.Contains(p.Containers, c) {
+				t.Fatalf("pod %s: container %s running at the kill does not run now: %v", name, c, p.Containers)
+			}
+		}
+	}
+}
+
+// live returns the ready sandboxes and running containers of s: dead ones
+// may be garbage collected at any time.
+func (s runtimeSnapshot) live() runtimeSnapshot {
+	out := runtimeSnapshot{}
+	for name, p := range s {
+		l := &podObjects{}
+		for _, sb := range p.Sandboxes {
+			if strings.HasSuffix(sb, runtimeapi.PodSandboxState_SANDBOX_READY.String()) {
+				l.Sandboxes = append(l.Sandboxes, sb)
+			}
+		}
+		for _, c := range p.Containers {
+			if strings.HasSuffix(c, runtimeapi.ContainerState_CONTAINER_RUNNING.String()) {
+				l.Containers = append(l.Containers, c)
+			}
+		}
+		out[name] = l
+	}
+	return out
+}
+
+// intact fails the test unless now runs exactly what before ran: no ready
+// sandbox or running container lost, added (duplicated) or restarted.
 func intact(t *testing.T, what string, before, now runtimeSnapshot) {
 	t.Helper()
-	if b, n := before.String(), now.String(); b != n {
+	if b, n := before.live().String(), now.live().String(); b != n {
 		t.Fatalf("%s: the runtime changed:\nbefore: %s\nnow:    %s", what, b, n)
 	}
 }
 
 // stays checks for d that the runtime keeps holding exactly before and the
-// agent shows every pod running without a restart: time for a wrong
-// decision (a kill, a duplicate, a restart) to show.
-func stays(t *testing.T, h *agentHarness, rs criapi.RuntimeService, d time.Duration, before runtimeSnapshot) {
+// agent shows every pod running with the restart count it had (in
+// restarts, by pod name; none when nil): time for a wrong decision (a kill,
+// a duplicate, a restart) to show.
+func stays(t *testing.T, h *agentHarness, rs criapi.RuntimeService, d time.Duration, before runtimeSnapshot, restarts map[string]int32) {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < d; time.Sleep(250 * time.Millisecond) {
 		intact(t, "while the agent runs on", before, snapshot(t, rs, h.node))
 	}
-	pods, err := h.pods()
-	if err != nil {
-		t.Fatalf("/pods: %v", err)
+	got := h.restartCounts()
+	if len(got) != len(before) {
+		t.Fatalf("/pods shows %d running pods (%v), want %d", len(got), got, len(before))
 	}
-	if len(pods) != len(before) {
-		t.Fatalf("/pods lists %d pods, want %d", len(pods), len(before))
-	}
-	for i := range pods {
-		if p := &pods[i]; !runningMain(p) || p.Status.ContainerStatuses[0].RestartCount != 0 {
-			t.Fatalf("/pods shows %s: %s, want running with no restart", p.Name, describe(p))
+	for name, n := range got {
+		if n != restarts[name] {
+			t.Fatalf("/pods shows %s with %d restarts, want %d", name, n, restarts[name])
 		}
 	}
+}
+
+// restartCounts returns the restart count of each running pod in /pods.
+func (h *agentHarness) restartCounts() map[string]int32 {
+	h.t.Helper()
+	pods, err := h.pods()
+	if err != nil {
+		h.t.Fatalf("/pods: %v", err)
+	}
+	out := map[string]int32{}
+	for i := range pods {
+		if p := &pods[i]; runningMain(p) {
+			out[p.Name] = p.Status.ContainerStatuses[0].RestartCount
+		}
+	}
+	return out
 }
 
 // allRunning waits until /pods shows names (static pods, without the node
