@@ -67,8 +67,14 @@ func (d *deletionSafety) PodResourcesAreReclaimed(pod *corev1.Pod, _ *corev1.Pod
 	return d.workers != nil && d.workers.IsPodKnownTerminated(pod.UID)
 }
 
-// agentHealth reports the agent's health checks as the node's readiness.
+// agentHealth reports the agent's health checks as the node's readiness,
+// and tells the node status when the runtime check changes its verdict.
 type agentHealth struct{ a *agent.Agent }
+
+var _ nodestatus.HealthNotifier = agentHealth{}
+
+// HealthChanged implements nodestatus.HealthNotifier.
+func (h agentHealth) HealthChanged() <-chan struct{} { return h.a.HealthChanged() }
 
 // Ready implements nodestatus.HealthSource: nil when every check passes.
 func (h agentHealth) Ready() error {

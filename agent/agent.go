@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -57,14 +55,20 @@ type Agent struct {
 	log      logr.Logger
 	cfg      Config
 
-	loopTime       atomic.Int64 // unix nanos of the last sync loop iteration
-	runtimeErr     atomic.Pointer[error]
-	runtimeChecked atomic.Bool
-	mu             sync.Mutex
-	rejected       map[types.UID]bool
-	pendingStart   map[types.UID]bool   // static pods waiting for a namesake to stop
-	started        map[types.UID]string // full name of each pod handed to a worker
-	lastGC         time.Time            // used by the sync loop goroutine only
+	loopTime     atomic.Int64 // unix nanos of the last sync loop iteration
+	runtime      *runtimeMonitor
+	mu           sync.Mutex
+	rejected     map[types.UID]bool
+	pendingStart map[types.UID]bool   // static pods waiting for a namesake to stop
+	started      map[types.UID]string // full name of each pod handed to a worker
+
+	// listed delivers housekeeping's runtime listings to the sync loop;
+	// listing is true (sync loop only) while one is in flight.
+	listed  chan listing
+	listing bool
+	// housekeepings counts finished housekeeping passes, skipped ones
+	// included; tests wait on it.
+	housekeepings atomic.Uint64
 
 	// The sysctl allowlist, built at the first admission that needs it.
 	sysctlOnce    sync.Once
@@ -100,20 +104,23 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
-		started: map[types.UID]string{}, kernelVersion: hostKernelVersion,
+		started: map[types.UID]string{}, listed: make(chan listing, 1), kernelVersion: hostKernelVersion,
 	}
+	a.runtime = newRuntimeMonitor(a.rt, clk, a.log, a.cfg.RuntimeCheckPeriod, a.cfg.RuntimeCheckTimeout)
 	a.loopTime.Store(clk.Now().UnixNano())
 	return a
 }
 
-// Run starts the pod config, the PLEG, the pod workers and the prober (when
-// the agent has one), then runs the sync loop until ctx ends. It returns nil
+// Run starts the pod config, the PLEG, the pod workers, the prober (when
+// the agent has one), the runtime health check and the container garbage
+// collector (when the runtime is a noderuntime.GarbageCollector), each on
+// its own goroutine, then runs the sync loop until ctx ends. It returns nil
 // on a clean stop, or the first error of a subsystem that failed (which
 // stops the others).
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 5)
+	errs := make(chan error, 7)
 	var wg sync.WaitGroup
 	start := func(name string, run func(context.Context) error) {
 		wg.Add(1)
@@ -128,6 +135,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	start("pleg", a.pleg.Run)
 	start("pod config", a.config.Run)
 	start("prober", a.runProber)
+	start("runtime health", a.runtime.run)
+	start("container gc", a.runContainerGC)
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()
@@ -145,9 +154,6 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 	defer syncTicker.Stop()
 	housekeeping := a.clk.NewTicker(a.cfg.HousekeepingPeriod)
 	defer housekeeping.Stop()
-	runtimeTicker := a.clk.NewTicker(a.cfg.RuntimeCheckPeriod)
-	defer runtimeTicker.Stop()
-	a.checkRuntime(ctx)
 	probes := a.probeChannels()
 	for {
 		a.loopTime.Store(a.clk.Now().UnixNano())
@@ -169,37 +175,15 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 		case <-syncTicker.C():
 			a.syncDue()
 		case <-housekeeping.C():
-			a.housekeeping(ctx)
-		case <-runtimeTicker.C():
-			a.checkRuntime(ctx)
+			a.startHousekeeping(ctx)
+		case l := <-a.listed:
+			a.housekeeping(ctx, l)
 		}
 	}
 }
 
-func (a *Agent) checkRuntime(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	st, err := a.rt.Status(ctx)
-	switch {
-	case err != nil:
-		err = fmt.Errorf("container runtime status check failed: %w", err)
-	case !st.Ready:
-		err = fmt.Errorf("container runtime is not ready: %s", st.Message)
-	}
-	if prev := a.runtimeErr.Load(); (prev == nil) != (err == nil) {
-		if err != nil {
-			a.log.Error(err, "Container runtime is unhealthy")
-		} else {
-			a.log.Info("Container runtime is healthy")
-		}
-	}
-	a.runtimeChecked.Store(true)
-	if err == nil {
-		a.runtimeErr.Store(nil)
-	} else {
-		a.runtimeErr.Store(&err)
-	}
-}
-
-// errNotReady is returned by the runtime health check before its first run.
-var errNotReady = errors.New("container runtime not checked yet")
+// HealthChanged returns a channel that receives a value after the runtime
+// health check changed its verdict (its first verdict included), so that a
+// reader of HealthChecks, such as the node status, can look again at once.
+// The same channel on every call; one pending value at most; never closed.
+func (a *Agent) HealthChanged() <-chan struct{} { return a.runtime.changed }

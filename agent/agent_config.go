@@ -23,11 +23,21 @@ type Config struct {
 	// HousekeepingPeriod is how often pods that are gone are cleaned up.
 	// Defaults to 2s.
 	HousekeepingPeriod time.Duration `json:"housekeepingPeriod,omitempty"`
-	// RuntimeCheckPeriod is how often the runtime's status is checked.
-	// Defaults to 5s.
+	// HousekeepingTimeout bounds the runtime listing housekeeping makes to
+	// find orphaned pods. The listing runs off the sync loop, so a hung
+	// runtime delays only housekeeping, never the loop. Defaults to 10s.
+	HousekeepingTimeout time.Duration `json:"housekeepingTimeout,omitempty"`
+	// RuntimeCheckPeriod is how often the runtime's status is checked, from
+	// a goroutine of its own. Defaults to 5s.
 	RuntimeCheckPeriod time.Duration `json:"runtimeCheckPeriod,omitempty"`
-	// ContainerGCPeriod is how often dead containers are removed.
-	// Defaults to 1m.
+	// RuntimeCheckTimeout is how long the runtime may take to answer a
+	// status check before the "runtime" health check fails; with
+	// RuntimeCheckPeriod it bounds how long a hung runtime goes unnoticed
+	// (5s + 2s by default). Defaults to 2s.
+	RuntimeCheckTimeout time.Duration `json:"runtimeCheckTimeout,omitempty"`
+	// ContainerGCPeriod is how often dead containers are removed, from a
+	// goroutine of its own (the kubelet's ContainerGCPeriod). Defaults to
+	// 1m.
 	ContainerGCPeriod time.Duration `json:"containerGCPeriod,omitempty"`
 	// SyncLoopHealthThreshold is how long the sync loop may go without an
 	// iteration before /healthz reports it. Defaults to 5m.
@@ -53,7 +63,9 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"syncPeriod": c.SyncPeriod, "housekeepingPeriod": c.HousekeepingPeriod,
-		"runtimeCheckPeriod": c.RuntimeCheckPeriod, "containerGCPeriod": c.ContainerGCPeriod, "syncLoopHealthThreshold": c.SyncLoopHealthThreshold,
+		"housekeepingTimeout": c.HousekeepingTimeout, "runtimeCheckPeriod": c.RuntimeCheckPeriod,
+		"runtimeCheckTimeout": c.RuntimeCheckTimeout, "containerGCPeriod": c.ContainerGCPeriod,
+		"syncLoopHealthThreshold": c.SyncLoopHealthThreshold,
 	} {
 		if d < 0 {
 			return fmt.Errorf("agent: %s %s must not be negative", name, d)
@@ -75,8 +87,14 @@ func (c Config) withDefaults() Config {
 	if c.HousekeepingPeriod == 0 {
 		c.HousekeepingPeriod = 2 * time.Second
 	}
+	if c.HousekeepingTimeout == 0 {
+		c.HousekeepingTimeout = 10 * time.Second
+	}
 	if c.RuntimeCheckPeriod == 0 {
 		c.RuntimeCheckPeriod = 5 * time.Second
+	}
+	if c.RuntimeCheckTimeout == 0 {
+		c.RuntimeCheckTimeout = 2 * time.Second
 	}
 	if c.ContainerGCPeriod == 0 {
 		c.ContainerGCPeriod = time.Minute

@@ -14,9 +14,12 @@
 //   - PLEG events: the pod whose containers changed is synced;
 //   - the sync ticker (1s): pods whose periodic resync is due (the pod
 //     workers' WorkQueue) are synced;
-//   - the housekeeping ticker (2s): finished workers are forgotten, pods that
-//     only the runtime knows are stopped, dead containers are collected,
-//     probes of pods that are gone are stopped;
+//   - the housekeeping ticker (2s): the runtime's running pods are listed on
+//     a goroutine of its own (bounded by HousekeepingTimeout) and, when the
+//     listing arrives, finished workers are forgotten, desired pods whose
+//     worker finished (a reused UID) are started again, pods that only the
+//     runtime knows are stopped and probes of pods that are gone are
+//     stopped;
 //   - probe results (when the agent has a prober that is a
 //     prober.ResultsProvider; all three streams are drained): a liveness
 //     failure syncs the pod, so that the runtime kills and restarts the
@@ -60,6 +63,17 @@
 // Restart safety: housekeeping does nothing until every source has sent its
 // pods once and every update has been handled, so a restarted agent adopts
 // the containers of its pods instead of stopping them as orphans.
+//
+// # A hung runtime
+//
+// The sync loop never calls the container runtime itself: housekeeping's
+// listing, the container garbage collector (every ContainerGCPeriod) and
+// the runtime status check (every RuntimeCheckPeriod, bounded by
+// RuntimeCheckTimeout) each run on a goroutine of their own. While the
+// runtime hangs, the loop keeps handling pod changes, PLEG events and probe
+// results, and the "runtime" health check fails within RuntimeCheckPeriod +
+// RuntimeCheckTimeout (7s by default); the check logs each transition once
+// and signals HealthChanged, which the node status follows at once.
 //
 // # Concurrency
 //

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -104,17 +105,61 @@ func (q *fakeQueue) GetWork() []types.UID {
 }
 
 // fakeRuntime answers Status and GetPods; the rest is unused by the loop.
+// While hung, Status and GetPods block until their context ends or the
+// hang is released, as a SIGSTOPped runtime does.
 type fakeRuntime struct {
 	mu        sync.Mutex
 	pods      []*noderuntime.Pod
 	statusErr error
+	hung      chan struct{} // nil: answers at once
+	blocked   atomic.Int32  // calls blocked in the hang now
+	listings  atomic.Int32  // GetPods calls
+}
+
+// hang makes Status and GetPods block from now on.
+func (r *fakeRuntime) hang() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hung = make(chan struct{})
+}
+
+// release ends the hang: blocked calls and later ones answer.
+func (r *fakeRuntime) release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hung != nil {
+		close(r.hung)
+		r.hung = nil
+	}
+}
+
+// wait blocks while the runtime hangs; it returns ctx's error if ctx ended
+// first.
+func (r *fakeRuntime) wait(ctx context.Context) error {
+	r.mu.Lock()
+	h := r.hung
+	r.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	r.blocked.Add(1)
+	defer r.blocked.Add(-1)
+	select {
+	case <-h:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (r *fakeRuntime) Type() string { return "fake" }
 func (r *fakeRuntime) Version(context.Context) (*noderuntime.VersionInfo, error) {
 	return &noderuntime.VersionInfo{RuntimeName: "fake"}, nil
 }
-func (r *fakeRuntime) Status(context.Context) (*noderuntime.RuntimeStatus, error) {
+func (r *fakeRuntime) Status(ctx context.Context) (*noderuntime.RuntimeStatus, error) {
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.statusErr != nil {
@@ -122,7 +167,11 @@ func (r *fakeRuntime) Status(context.Context) (*noderuntime.RuntimeStatus, error
 	}
 	return &noderuntime.RuntimeStatus{Ready: true, NetworkReady: true}, nil
 }
-func (r *fakeRuntime) GetPods(context.Context, bool) ([]*noderuntime.Pod, error) {
+func (r *fakeRuntime) GetPods(ctx context.Context, _ bool) ([]*noderuntime.Pod, error) {
+	r.listings.Add(1)
+	if err := r.wait(ctx); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.pods, nil
@@ -173,8 +222,11 @@ func (lt *loopTest) start() {
 	lt.cancel = cancel
 	go func() { lt.done <- lt.agent.Run(ctx) }()
 	lt.t.Cleanup(lt.stop)
-	// The loop has started once its three tickers wait on the clock.
-	lt.waitFor("the sync loop to start", func() bool { return lt.clk.HasWaiters() })
+	// The loop has started once its two tickers and the runtime check's
+	// ticker wait on the clock, after the first runtime check (whose
+	// timeout timer is gone then): a step of the clock reaches each ticker.
+	lt.waitFor("the first runtime check", func() bool { return lt.agent.runtime.check() != errNotReady })
+	lt.waitFor("the sync loop to start", func() bool { return lt.clk.Waiters() == 3 })
 }
 
 func (lt *loopTest) stop() {
@@ -198,6 +250,12 @@ func (lt *loopTest) waitFor(what string, cond func() bool) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// waitHousekeepings waits until n housekeeping passes have finished.
+func (lt *loopTest) waitHousekeepings(n uint64) {
+	lt.t.Helper()
+	lt.waitFor(fmt.Sprintf("housekeeping pass %d", n), func() bool { return lt.agent.housekeepings.Load() >= n })
 }
 
 // nextCall returns the next UpdatePod call.

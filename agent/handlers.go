@@ -1,15 +1,12 @@
 package agent
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
-	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/sources"
 )
 
@@ -174,70 +171,4 @@ func isStatic(pod *corev1.Pod) bool {
 
 func fullName(pod *corev1.Pod) string {
 	return pod.Name + "_" + pod.Namespace
-}
-
-// housekeeping forgets finished workers, stops pods that are no longer
-// wanted and pods only the runtime knows, and removes dead containers. It
-// does nothing until every source has been heard from, so that a restarted
-// agent never stops a pod whose source has not spoken yet.
-func (a *Agent) housekeeping(ctx context.Context) {
-	if !a.config.SeenAllSources() || len(a.config.Updates()) > 0 {
-		return
-	}
-	known := a.workers.SyncKnownPods(a.registry.List())
-	a.forgetStatuses(known)
-	a.cleanupProbes(known)
-	a.killOrphans(ctx, known)
-	a.deleteOrphanedMirrors(ctx)
-	a.collectGarbage(ctx)
-}
-
-// collectGarbage removes dead containers, and everything of pods that are
-// gone and stopped, when the runtime can and the period has passed.
-func (a *Agent) collectGarbage(ctx context.Context) {
-	gc, ok := a.rt.(noderuntime.GarbageCollector)
-	now := a.clk.Now()
-	if !ok || now.Sub(a.lastGC) < a.cfg.ContainerGCPeriod {
-		return
-	}
-	a.lastGC = now
-	removed := func(uid types.UID) bool {
-		return a.registry.Get(uid) == nil && !a.workers.CouldHaveRunningContainers(uid)
-	}
-	if err := gc.GarbageCollect(ctx, removed); err != nil {
-		a.log.Error(err, "Container garbage collection failed")
-	}
-}
-
-func (a *Agent) forgetStatuses(known map[types.UID]podworkers.PodWorkerSync) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for uid := range a.started {
-		if _, ok := known[uid]; !ok && a.registry.Get(uid) == nil {
-			delete(a.started, uid)
-			a.statuses.RemovePodStatus(uid)
-		}
-	}
-	for uid := range a.rejected {
-		if a.registry.Get(uid) == nil {
-			delete(a.rejected, uid)
-			a.statuses.RemovePodStatus(uid)
-		}
-	}
-}
-
-// killOrphans stops running pods that the runtime has and no worker knows.
-func (a *Agent) killOrphans(ctx context.Context, known map[types.UID]podworkers.PodWorkerSync) {
-	running, err := a.rt.GetPods(ctx, false)
-	if err != nil {
-		a.log.Error(err, "Could not list running pods for housekeeping")
-		return
-	}
-	for _, rp := range running {
-		if _, ok := known[rp.ID]; ok || a.registry.Get(rp.ID) != nil {
-			continue
-		}
-		a.log.Info("Stopping orphaned pod", "pod", klog.KRef(rp.Namespace, rp.Name), "podUID", rp.ID)
-		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, RunningPod: rp})
-	}
 }

@@ -80,11 +80,15 @@ func TestHousekeepingKillsOrphansOnlyAfterAllSourcesWereSeen(t *testing.T) {
 	lt.rt.pods = []*noderuntime.Pod{orphan, wanted}
 	lt.start()
 	lt.clk.Step(2 * time.Second) // housekeeping before any source spoke
+	// The pass is over (skipped, or done with every kill it would make)
+	// before noCall looks: without the gate both pods would be killed.
+	lt.waitHousekeepings(1)
 	lt.noCall()
 	lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: []*corev1.Pod{staticPod("a", "a")}}
 	lt.nextCall()
 	lt.config.seen.Store(true)
 	lt.clk.Step(2 * time.Second)
+	lt.waitHousekeepings(2)
 	c := lt.nextCall()
 	if c.UpdateType != podworkers.SyncPodKill || c.RunningPod != orphan {
 		t.Fatalf("call = %s pod %v running %v, want kill of the orphan", c.UpdateType, c.Pod, c.RunningPod)

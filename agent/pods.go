@@ -39,7 +39,11 @@ func (c Check) Name() string { return c.CheckName }
 func (c Check) Check() error { return c.Fn() }
 
 // HealthChecks returns the agent's health checks: the sync loop is turning,
-// the PLEG keeps up, the container runtime answers and is ready.
+// the PLEG keeps up, the container runtime answers and is ready. The
+// "runtime" check reports the verdict of a status check that Run makes every
+// RuntimeCheckPeriod from its own goroutine, each bounded by
+// RuntimeCheckTimeout: a hung runtime fails it within their sum (7s by
+// default). Every check returns at once and is safe for concurrent use.
 func (a *Agent) HealthChecks() []Check {
 	return []Check{
 		{CheckName: "syncloop", Fn: a.syncLoopHealthy},
@@ -66,12 +70,4 @@ func (a *Agent) plegHealthy() error {
 	return nil
 }
 
-func (a *Agent) runtimeHealthy() error {
-	if p := a.runtimeErr.Load(); p != nil {
-		return *p
-	}
-	if !a.runtimeChecked.Load() {
-		return errNotReady
-	}
-	return nil
-}
+func (a *Agent) runtimeHealthy() error { return a.runtime.check() }

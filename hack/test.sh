@@ -26,13 +26,20 @@ phase "fuzz targets, 3 s each (hack/fuzz.sh; docs/fuzzing.md runs them longer)" 
 
 need_root
 log "private containerd and control plane (kube-apiserver + etcd)"
+# A second containerd, only for the fault tests: they SIGKILL and SIGSTOP it
+# (test/e2e/faultlab_test.go), never the one every other test shares.
+fault_dir=/var/lib/nodekit-lab-fault
+fault_lab=(env NODEKIT_TEST_DIR="$fault_dir" CNI_NETWORK=nodekit-fault CNI_BRIDGE=nkfault0
+	CNI_SUBNET=10.247.0.0/24 CGROUP_PARENT=nodekit-fault)
 # CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
-	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true; "${fault_lab[@]}" bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
 phase "containerd (hack/containerd-up.sh; a cold build takes minutes)" bash "$here/containerd-up.sh"
 phase "control plane (hack/control-plane-up.sh; a cold build takes minutes)" bash "$here/control-plane-up.sh"
 phase "loopback registries (hack/registry-up.sh)" bash "$here/registry-up.sh"
+phase "disruptable containerd for the fault tests ($fault_dir)" "${fault_lab[@]}" bash "$here/containerd-up.sh"
+export NODEKIT_FAULT_CONTAINERD_DIR="$fault_dir"
 
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"

@@ -14,6 +14,14 @@ const (
 	DefaultRelistThreshold = 3 * time.Minute
 	// DefaultChannelCapacity is the kubelet's plegChannelCapacity.
 	DefaultChannelCapacity = 1000
+	// DefaultRelistFailureThreshold is how many relists in a row may fail
+	// before Healthy reports false. The kubelet has no such count (only the
+	// 3m age of the last good relist); 10 at the 1s relist period reports a
+	// runtime whose every list fails within about 10s, in step with the
+	// runtime health check (7s) and the node status period (10s), while a
+	// containerd restart (its socket is gone for ~2s) does not flip the
+	// node's readiness.
+	DefaultRelistFailureThreshold = 10
 )
 
 // Kind names a PLEG implementation that Module can provide.
@@ -45,6 +53,12 @@ type Config struct {
 	// ChannelCapacity is the buffer of the event channel; events that do not
 	// fit are dropped. Defaults to 1000.
 	ChannelCapacity int
+	// RelistFailureThreshold is how many relists in a row may fail to list
+	// the runtime before Healthy reports false, whatever the age of the last
+	// good relist; a relist that succeeds makes it healthy again. It counts
+	// every relist of the evented PLEG too (reconcile, fallback, for
+	// waiting pod workers). Defaults to 10.
+	RelistFailureThreshold int
 	// Evented configures the evented PLEG; ignored by the generic one.
 	// Defaults to EventedConfig's defaults.
 	Evented EventedConfig
@@ -67,6 +81,9 @@ func (c Config) Validate() error {
 	}
 	if c.ChannelCapacity < 0 {
 		errs = append(errs, fmt.Errorf("pleg: channelCapacity %d must not be negative", c.ChannelCapacity))
+	}
+	if c.RelistFailureThreshold < 0 {
+		errs = append(errs, fmt.Errorf("pleg: relistFailureThreshold %d must not be negative", c.RelistFailureThreshold))
 	}
 	if d := c.withDefaults(); len(errs) == 0 && d.RelistThreshold < d.RelistPeriod {
 		errs = append(errs, fmt.Errorf("pleg: relistThreshold %v must not be shorter than relistPeriod %v", d.RelistThreshold, d.RelistPeriod))
@@ -91,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ChannelCapacity <= 0 {
 		c.ChannelCapacity = DefaultChannelCapacity
+	}
+	if c.RelistFailureThreshold <= 0 {
+		c.RelistFailureThreshold = DefaultRelistFailureThreshold
 	}
 	c.Evented = c.Evented.withDefaults()
 	return c

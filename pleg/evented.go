@@ -94,6 +94,7 @@ type Evented struct {
 	runStarted     time.Time
 	lastRelist     time.Time
 	connectedSince time.Time
+	failures       relistFailures
 
 	received, missed, reconnects, dropped, inspections atomic.Uint64
 }
@@ -163,14 +164,19 @@ func (e *Evented) Run(ctx context.Context) error {
 // Cache. The PLEG never blocks on it: when it is full, events are dropped.
 func (e *Evented) Watch() <-chan *Event { return e.events }
 
-// Healthy reports false when the last completed relist is older than
+// Healthy reports false when the last RelistFailureThreshold relists in a
+// row (of any kind: reconcile, fallback, for waiting pod workers) could not
+// list the runtime, when the last completed relist is older than
 // RelistThreshold while relisting, or older than ReconcilePeriod plus
 // RelistThreshold while events drive the cache, or when Run started that
 // long ago and no relist completed. Safe for concurrent use.
 func (e *Evented) Healthy() (bool, error) {
 	e.healthMu.Lock()
-	last, started, mode := e.lastRelist, e.runStarted, e.mode
+	last, started, mode, failures := e.lastRelist, e.runStarted, e.mode, e.failures
 	e.healthMu.Unlock()
+	if err := failures.check("evented pleg", e.cfg.RelistFailureThreshold); err != nil {
+		return false, err
+	}
 	threshold := e.cfg.RelistThreshold
 	if mode == ModeEvents {
 		threshold += e.cfg.Evented.ReconcilePeriod

@@ -41,9 +41,15 @@ func (e *Evented) relist(ctx context.Context, reason relistReason) {
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error(err, "Unable to list pods; skipping relist", "reason", reason)
+			e.healthMu.Lock()
+			e.failures.fail(err)
+			e.healthMu.Unlock()
 		}
 		return
 	}
+	e.healthMu.Lock()
+	e.failures.reset()
+	e.healthMu.Unlock()
 	if !e.prevRelist.IsZero() {
 		e.metrics.relistInterval.Observe(t0.Sub(e.prevRelist).Seconds())
 	}

@@ -44,11 +44,12 @@ type Generic struct {
 	// buf is reused for each pod's events.
 	buf []*Event
 
-	// healthMu guards lastRelist and runStarted.
+	// healthMu guards the fields below it.
 	healthMu        sync.Mutex
 	lastRelist      time.Time
 	lastRelistStart time.Time
 	runStarted      time.Time
+	failures        relistFailures
 
 	dropped atomic.Uint64
 	metrics *metrics
@@ -108,13 +109,17 @@ func (g *Generic) Run(ctx context.Context) error {
 // Cache. The PLEG never blocks on it: when it is full, events are dropped.
 func (g *Generic) Watch() <-chan *Event { return g.events }
 
-// Healthy reports false when the last completed relist is older than
-// RelistThreshold, or when Run started more than RelistThreshold ago and no
-// relist has completed yet. Safe for concurrent use.
+// Healthy reports false when the last RelistFailureThreshold relists in a
+// row could not list the runtime, when the last completed relist is older
+// than RelistThreshold, or when Run started more than RelistThreshold ago
+// and no relist has completed yet. Safe for concurrent use.
 func (g *Generic) Healthy() (bool, error) {
 	g.healthMu.Lock()
-	last, started := g.lastRelist, g.runStarted
+	last, started, failures := g.lastRelist, g.runStarted, g.failures
 	g.healthMu.Unlock()
+	if err := failures.check("pleg", g.cfg.RelistFailureThreshold); err != nil {
+		return false, err
+	}
 	threshold := g.cfg.RelistThreshold
 	if last.IsZero() {
 		if elapsed := g.clk.Since(started); !started.IsZero() && elapsed > threshold {
@@ -143,8 +148,8 @@ func (g *Generic) DroppedEvents() uint64 { return g.dropped.Load() }
 
 // Relist lists the runtime once, updates the Cache and emits events; Run
 // calls it periodically, tests and benchmarks call it directly. Calls are
-// serialized. When listing fails nothing is updated (Healthy will eventually
-// say so); a pod whose inspection fails has the error stored in the Cache and
+// serialized. When listing fails nothing is updated and the failure counts
+// towards RelistFailureThreshold (Healthy says so once it is reached); a pod whose inspection fails has the error stored in the Cache and
 // is inspected again on the next relist.
 func (g *Generic) Relist(ctx context.Context) {
 	g.relistMu.Lock()
@@ -156,9 +161,15 @@ func (g *Generic) Relist(ctx context.Context) {
 	if err != nil {
 		if ctx.Err() == nil {
 			g.log.Error(err, "Unable to list pods; skipping relist")
+			g.healthMu.Lock()
+			g.failures.fail(err)
+			g.healthMu.Unlock()
 		}
 		return
 	}
+	g.healthMu.Lock()
+	g.failures.reset()
+	g.healthMu.Unlock()
 	g.gen++
 	listed := 0
 	for _, pod := range pods {

@@ -96,6 +96,16 @@ type HealthSource interface {
 	Ready() error
 }
 
+// HealthNotifier is an optional capability of a HealthSource: its channel
+// receives a value when the verdict of Ready may have changed, and the
+// Reporter then computes and posts the status at once instead of at its
+// next StatusUpdateFrequency tick, so that a hung container runtime shows
+// in the Ready condition within seconds. The channel must be the same on
+// every call and is never closed.
+type HealthNotifier interface {
+	HealthChanged() <-chan struct{}
+}
+
 // The condition reasons, as the kubelet reports them.
 const (
 	ReasonReady              = "KubeletReady"

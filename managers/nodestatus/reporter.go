@@ -20,6 +20,9 @@ const (
 	registerMaxBackoff     = 7 * time.Second
 	// nodeStatusUpdateRetry is how many times one status sync tries to post.
 	nodeStatusUpdateRetry = 5
+	// runtimeVersionTimeout bounds the Version call of each status sync: a
+	// hung runtime must not keep the Ready condition from being posted.
+	runtimeVersionTimeout = 2 * time.Second
 )
 
 // event names a point in Run that tests wait for.
@@ -73,7 +76,8 @@ func New(client kubernetes.Interface, machine MachineInfo, rt RuntimeInfo, healt
 }
 
 // Run registers the node (retrying with backoff), then renews its Lease
-// and posts its status every StatusUpdateFrequency until ctx ends. It
+// and posts its status every StatusUpdateFrequency, and at once when a
+// HealthSource that is a HealthNotifier signals a change, until ctx ends. It
 // returns nil when ctx ends and an error only when the Config is invalid.
 // It blocks; call it once.
 func (r *Reporter) Run(ctx context.Context) error {
@@ -93,6 +97,10 @@ func (r *Reporter) Run(ctx context.Context) error {
 	leaseCtx := klog.NewContext(ctx, r.log.WithName("lease"))
 	wg.Go(func() { r.newLeaseController().Run(leaseCtx) })
 
+	var changed <-chan struct{} // nil: never
+	if n, ok := r.health.(HealthNotifier); ok {
+		changed = n.HealthChanged()
+	}
 	r.syncStatus(ctx)
 	for {
 		select {
@@ -100,6 +108,9 @@ func (r *Reporter) Run(ctx context.Context) error {
 			r.log.Info("stopping", "node", r.cfg.NodeName)
 			return nil
 		case <-ticker.C():
+			r.syncStatus(ctx)
+		case <-changed:
+			r.log.V(2).Info("agent health changed; updating node status now", "node", r.cfg.NodeName)
 			r.syncStatus(ctx)
 		}
 	}
@@ -165,7 +176,9 @@ func (r *Reporter) syncStatus(ctx context.Context) {
 }
 
 // gather reads the machine, the runtime and the agent's health once. A
-// read that fails is logged and leaves the fields it fills unchanged.
+// read that fails (a runtime that does not answer within
+// runtimeVersionTimeout included) is logged and leaves the fields it fills
+// unchanged.
 func (r *Reporter) gather(ctx context.Context) inputs {
 	in := inputs{now: metav1.NewTime(r.clk.Now()), health: r.health.Ready()}
 	if m, err := r.machine.Info(); err != nil {
@@ -178,7 +191,9 @@ func (r *Reporter) gather(ctx context.Context) inputs {
 	} else {
 		in.usage = u
 	}
-	if v, err := r.rt.Version(ctx); err != nil {
+	vctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
+	defer cancel()
+	if v, err := r.rt.Version(vctx); err != nil {
 		r.log.Error(err, "cannot read container runtime version")
 	} else if v != nil {
 		r.runtimeVersion = v.String()

@@ -2,9 +2,11 @@ package nodestatus
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -262,5 +264,32 @@ func TestCachedNotFoundAfterRegistrationIsReadAgain(t *testing.T) {
 	}
 	if got := h.statusPosts(); got != 1 {
 		t.Errorf("%d status posts, want 1", got)
+	}
+}
+
+// notifyingHealth is a fakeHealth that is also a HealthNotifier.
+type notifyingHealth struct {
+	*fakeHealth
+	ch chan struct{}
+}
+
+func (n notifyingHealth) HealthChanged() <-chan struct{} { return n.ch }
+
+func TestHealthChangePostsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{})
+	health := notifyingHealth{fakeHealth: h.health, ch: make(chan struct{}, 1)}
+	h.r = New(h.client, h.machine, h.rt, health, h.clk, testr.New(t), Config{NodeName: "node-1"})
+	h.start()
+	h.wait(eventSynced)
+
+	h.health.set(errors.New("runtime: container runtime did not answer a status check within 2s"))
+	health.ch <- struct{}{}
+	h.wait(eventSynced) // no tick: the clock has not moved
+	if got := h.statusPosts(); got != 2 {
+		t.Fatalf("%d status posts after the health change, want 2", got)
+	}
+	if c := mustCondition(t, h.node(), corev1.NodeReady); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "did not answer") {
+		t.Errorf("Ready = %s %q, want False with the health message", c.Status, c.Message)
 	}
 }

@@ -47,7 +47,13 @@ type agentHarness struct {
 // newAgentHarness prepares (but does not start) an agent for one test.
 func newAgentHarness(t testing.TB) *agentHarness {
 	t.Helper()
-	env := loadEnv(t)
+	return newAgentHarnessOn(t, loadEnv(t))
+}
+
+// newAgentHarnessOn prepares an agent for one test on the runtime of env
+// (the shared lab's, or a disruptable one: see loadFaultLab).
+func newAgentHarnessOn(t testing.TB, env testEnv) *agentHarness {
+	t.Helper()
 	dir := t.TempDir()
 	h := &agentHarness{
 		t: t, env: env, manifests: filepath.Join(dir, "manifests"), rootDir: filepath.Join(dir, "root"),

@@ -111,6 +111,12 @@ func connectEnv() (testEnv, error) {
 	if err != nil {
 		return testEnv{}, err
 	}
+	return connectVars(vars)
+}
+
+// connectVars connects to the runtime the NODEKIT_* settings vars name and
+// checks that it answers and has the test image.
+func connectVars(vars map[string]string) (testEnv, error) {
 	env := testEnv{
 		Endpoint:     vars["NODEKIT_CRI_ENDPOINT"],
 		Image:        vars["NODEKIT_TEST_IMAGE"],

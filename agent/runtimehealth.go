@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// errNotReady is returned by the runtime health check before its first run.
+var errNotReady = errors.New("container runtime not checked yet")
+
+// runtimeMonitor asks the container runtime for its Status every period,
+// from a goroutine of its own (never the sync loop's), and keeps the
+// verdict for the "runtime" health check. A call that does not answer
+// within timeout fails the check at once, even when the runtime ignores the
+// call's deadline. Transitions are logged once each and signalled on
+// changed, so the node status can follow them without waiting for its
+// next tick.
+type runtimeMonitor struct {
+	rt      noderuntime.Runtime
+	clk     clock.WithTicker
+	log     logr.Logger
+	period  time.Duration
+	timeout time.Duration
+	changed chan struct{} // capacity 1: a pending signal is never lost
+
+	mu      sync.Mutex
+	err     error
+	checked bool
+}
+
+func newRuntimeMonitor(rt noderuntime.Runtime, clk clock.WithTicker, log logr.Logger, period, timeout time.Duration) *runtimeMonitor {
+	return &runtimeMonitor{rt: rt, clk: clk, log: log, period: period, timeout: timeout, changed: make(chan struct{}, 1)}
+}
+
+// run checks the runtime now and then every period until ctx ends.
+func (m *runtimeMonitor) run(ctx context.Context) error {
+	t := m.clk.NewTicker(m.period)
+	defer t.Stop()
+	for {
+		m.checkOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// checkOnce makes one Status call bounded by timeout and records the
+// verdict. After a timeout it waits for the call to end before returning,
+// so a runtime that ignores deadlines holds one goroutine, not one per
+// period; the check stays failed meanwhile.
+func (m *runtimeMonitor) checkOnce(ctx context.Context) {
+	callCtx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	timer := m.clk.NewTimer(m.timeout)
+	defer timer.Stop()
+	res := make(chan error, 1)
+	go func() { res <- m.status(callCtx) }()
+	select {
+	case err := <-res:
+		timer.Stop() // before the verdict shows: tests count the clock's waiters
+		if ctx.Err() == nil {
+			m.record(err)
+		}
+	case <-timer.C():
+		m.record(m.timedOut())
+		select {
+		case <-res:
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+	}
+}
+
+func (m *runtimeMonitor) timedOut() error {
+	return fmt.Errorf("container runtime did not answer a status check within %s: %w", m.timeout, context.DeadlineExceeded)
+}
+
+// status asks the runtime whether it is ready.
+func (m *runtimeMonitor) status(ctx context.Context) error {
+	st, err := m.rt.Status(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", m.timedOut(), err)
+	case err != nil:
+		return fmt.Errorf("container runtime status check failed: %w", err)
+	case st == nil || !st.Ready:
+		msg := ""
+		if st != nil {
+			msg = st.Message
+		}
+		return fmt.Errorf("container runtime is not ready: %s", msg)
+	}
+	return nil
+}
+
+// record stores the verdict, and logs and signals a transition.
+func (m *runtimeMonitor) record(err error) {
+	m.mu.Lock()
+	first := !m.checked
+	wasHealthy := m.checked && m.err == nil
+	m.err, m.checked = err, true
+	m.mu.Unlock()
+	switch {
+	case err != nil && (first || wasHealthy):
+		m.log.Error(err, "Container runtime is unhealthy")
+	case err == nil && !first && !wasHealthy:
+		m.log.Info("Container runtime is healthy again")
+	case err == nil && first:
+		m.log.V(2).Info("Container runtime is healthy")
+	default:
+		return // no transition
+	}
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+// check is the "runtime" health check: nil when the last status check
+// passed.
+func (m *runtimeMonitor) check() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.checked {
+		return errNotReady
+	}
+	return m.err
+}
