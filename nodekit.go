@@ -85,6 +85,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		wiring(),
 		confinement(),
 		probeWiring(),
+		objectWiring(),
 	)
 }
 
