@@ -59,6 +59,7 @@ type Manager struct {
 	liveness    noderuntime.LivenessResults
 	preStop     noderuntime.PreStopRunner
 	rec         noderuntime.EventRecorder
+	envSource   EnvSource
 	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
 	hooks *hookRunner
 	// classes resolves pods' RuntimeClasses; it has its own lock.
