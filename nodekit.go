@@ -14,6 +14,7 @@ import (
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -25,7 +26,8 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server and the prober. Pass it
+// manager, the node status reporter, the HTTP server, the prober and the
+// volume manager. Pass it
 // to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -38,6 +40,7 @@ func Defaults() fx.Option {
 		nodestatus.Module,
 		server.Module,
 		prober.Module,
+		volumes.Module,
 	)
 }
 
@@ -65,7 +68,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes,
 			cfg.statusConfig(), cfg.nodeStatusConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -82,6 +85,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		wiring(),
 		confinement(),
 		probeWiring(),
+		volumeWiring(),
 	)
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -52,6 +53,7 @@ type Agent struct {
 	mirrors  MirrorClient
 	node     NodeResources // nil: no resource admission
 	prober   prober.Manager
+	volumes  volumes.Manager // nil: no volume manager to run
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -84,13 +86,17 @@ type Deps struct {
 	// housekeeping stops probing pods that are gone. Give the same Manager
 	// to the Syncer (WithProber).
 	Prober prober.Manager
+	// Volumes, when set, is run by the agent (its periodic refreshes), and
+	// housekeeping tears down the volumes of pods that are gone. Give the
+	// same Manager to the Syncer (WithVolumes).
+	Volumes volumes.Manager
 }
 
 // New returns an Agent over deps. It does no I/O; Run starts everything.
 func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
-		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node, volumes: deps.Volumes,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
 		started: map[types.UID]string{},
@@ -99,14 +105,14 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	return a
 }
 
-// Run starts the pod config, the PLEG, the pod workers and the prober (when
-// the agent has one), then runs the sync loop until ctx ends. It returns nil
+// Run starts the pod config, the PLEG, the pod workers, the prober and the
+// volume manager (when the agent has them), then runs the sync loop until ctx ends. It returns nil
 // on a clean stop, or the first error of a subsystem that failed (which
 // stops the others).
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 5)
+	errs := make(chan error, 6)
 	var wg sync.WaitGroup
 	start := func(name string, run func(context.Context) error) {
 		wg.Add(1)
@@ -121,6 +127,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	start("pleg", a.pleg.Run)
 	start("pod config", a.config.Run)
 	start("prober", a.runProber)
+	if a.volumes != nil {
+		start("volumes", a.volumes.Run)
+	}
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()

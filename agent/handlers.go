@@ -186,7 +186,22 @@ func (a *Agent) housekeeping(ctx context.Context) {
 	a.cleanupProbes(known)
 	a.killOrphans(ctx, known)
 	a.deleteOrphanedMirrors(ctx)
+	a.cleanupVolumes(ctx)
 	a.collectGarbage(ctx)
+}
+
+// cleanupVolumes tears down the volumes of pods that are gone and stopped
+// (SyncTerminatedPod normally did already).
+func (a *Agent) cleanupVolumes(ctx context.Context) {
+	if a.volumes == nil {
+		return
+	}
+	removed := func(uid types.UID) bool {
+		return a.registry.Get(uid) == nil && !a.workers.CouldHaveRunningContainers(uid)
+	}
+	if err := a.volumes.CleanupPods(ctx, removed); err != nil {
+		a.log.Error(err, "Volume cleanup failed")
+	}
 }
 
 // collectGarbage removes dead containers, and everything of pods that are
