@@ -75,7 +75,9 @@ func loadCluster(t testing.TB) clusterEnv {
 }
 
 // joinCluster gives the harness's agent its own node credentials and a
-// namespace with a default ServiceAccount, and returns the namespace.
+// namespace with what kube-controller-manager would put there (the default
+// ServiceAccount and the kube-root-ca.crt ConfigMap, which the
+// kube-api-access token volume reads), and returns the namespace.
 func (h *agentHarness) joinCluster(c clusterEnv) string {
 	h.t.Helper()
 	dir := filepath.Join(filepath.Dir(h.manifests), "node-credentials")
@@ -93,6 +95,11 @@ func (h *agentHarness) joinCluster(c clusterEnv) string {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
 	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		h.t.Fatalf("create service account: %v", err)
+	}
+	rootCA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: ns},
+		Data: map[string]string{"ca.crt": clusterCA(h.t, c)}}
+	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, rootCA, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		h.t.Fatalf("create kube-root-ca.crt: %v", err)
 	}
 	h.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
