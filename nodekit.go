@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
@@ -26,8 +27,8 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server, the prober and the
-// volume manager. Pass it
+// manager, the node status reporter, the HTTP server, the prober, the
+// API object caches and the volume manager. Pass it
 // to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -40,6 +41,7 @@ func Defaults() fx.Option {
 		nodestatus.Module,
 		server.Module,
 		prober.Module,
+		objects.Module,
 		volumes.Module,
 	)
 }

@@ -3,6 +3,7 @@ package nodekit
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/status"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/server"
@@ -30,14 +32,18 @@ type runParams struct {
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
 	Log        logr.Logger
+	Objects    objects.Manager       `optional:"true"`
+	Tokens     objects.TokenManager  `optional:"true"`
+	Services   objects.ServiceLister `optional:"true"`
 }
 
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
 // version (failing start-up if it does not answer) and runs the agent, the
 // server, the status manager, the event recorder (when it has a Run
-// method: the default sends events to the API server) and, with an API
-// server, the node status reporter; on stop it cancels them and waits.
-// Containers keep running.
+// method: the default sends events to the API server), the object caches,
+// token manager and service lister (each when present with a Run method)
+// and, with an API server, the node status reporter; on stop it cancels
+// them and waits. Containers keep running.
 func runOnStart(p runParams) {
 	var (
 		cancel context.CancelFunc
@@ -49,8 +55,14 @@ func runOnStart(p runParams) {
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
 	}
-	if r, ok := p.Events.(interface{ Run(context.Context) error }); ok {
+	type runner interface{ Run(context.Context) error }
+	if r, ok := p.Events.(runner); ok {
 		runnables["events"] = r.Run
+	}
+	for name, v := range map[string]any{"objects": p.Objects, "tokens": p.Tokens, "services": p.Services} {
+		if r, ok := v.(runner); ok && !isNil(v) {
+			runnables[name] = r.Run
+		}
 	}
 	p.Lifecycle.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
@@ -87,4 +99,13 @@ func runOnStart(p runParams) {
 			}
 		},
 	})
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

@@ -126,7 +126,7 @@ func (m *VolumeManager) SetUpPod(ctx context.Context, pod *corev1.Pod) error {
 	changed := st.pod != pod
 	st.pod = pod
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && changed && referencesObjects(pod) {
+	if r, ok := m.objects.(PodRegistrar); ok && changed {
 		r.RegisterPod(pod)
 	}
 	return m.setUp(ctx, st, pod, false)
@@ -216,8 +216,11 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 	}
 	st.volumes = map[string]noderuntime.Volume{}
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && pod != nil && referencesObjects(pod) {
+	if r, ok := m.objects.(PodRegistrar); ok && pod != nil {
 		r.UnregisterPod(pod)
+	}
+	if f, ok := m.tokens.(TokenForgetter); ok {
+		f.DeleteServiceAccountToken(uid)
 	}
 	dir := m.volumesDir(uid)
 	if _, err := os.Lstat(dir); err == nil {

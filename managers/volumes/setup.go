@@ -32,18 +32,6 @@ func refreshable(v *corev1.Volume) bool {
 	return v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
 }
 
-// referencesObjects reports whether the pod has a volume that reads
-// ConfigMaps or Secrets.
-func referencesObjects(pod *corev1.Pod) bool {
-	for i := range pod.Spec.Volumes {
-		v := &pod.Spec.Volumes[i]
-		if v.ConfigMap != nil || v.Secret != nil || v.Projected != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // setUpVolume sets up (or refreshes) one volume of the pod.
 func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (noderuntime.Volume, error) {
 	switch {

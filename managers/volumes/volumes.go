@@ -56,8 +56,9 @@ type ObjectGetter interface {
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 }
 
-// PodRegistrar is told which pods need objects, so that an ObjectGetter
-// watches what they reference. It is optional.
+// PodRegistrar is an optional capability of an ObjectGetter: it is told of
+// every pod the manager sets up (again when the pod object changes) and of
+// its tear-down, so that it watches what the pod references.
 type PodRegistrar interface {
 	// RegisterPod records the objects pod references (again on a change).
 	RegisterPod(pod *corev1.Pod)
@@ -73,6 +74,14 @@ type TokenGetter interface {
 	// namespace/name as the TokenRequest asks (audiences, expiration and
 	// the pod it is bound to).
 	GetServiceAccountToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+}
+
+// TokenForgetter is an optional capability of a TokenGetter: it drops the
+// cached tokens bound to a pod, which the manager asks for when it tears
+// the pod's volumes down.
+type TokenForgetter interface {
+	// DeleteServiceAccountToken forgets the tokens bound to the pod.
+	DeleteServiceAccountToken(podUID types.UID)
 }
 
 // NodeResources gives the node's allocatable resources, the default of

@@ -26,12 +26,6 @@ import (
 
 const saDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// tokenForgetter is the token manager's capability to drop a pod's cached
-// tokens, which forces the next refresh to request a new one.
-type tokenForgetter interface {
-	DeleteServiceAccountToken(podUID types.UID)
-}
-
 // jwtClaims decodes the claims of a JWT without checking it (the API
 // server's TokenReview checks it).
 func jwtClaims(t *testing.T, token string) map[string]any {
@@ -112,7 +106,7 @@ func TestClusterDefaultServiceAccountTokenIsMountedBoundAndRefreshed(t *testing.
 	// A refresh: the token manager drops its cached tokens of the pod (as
 	// it does once 80% of their lifetime passed), the next resync writes
 	// new ones, and the container keeps running.
-	forget, ok := tokens.(tokenForgetter)
+	forget, ok := tokens.(volumes.TokenForgetter)
 	if !ok {
 		t.Fatalf("the token manager %T cannot drop cached tokens", tokens)
 	}
