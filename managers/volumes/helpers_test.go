@@ -81,8 +81,9 @@ func (f *fakeObjects) UnregisterPod(pod *corev1.Pod) {
 type fakeTokens struct {
 	mu       sync.Mutex
 	n        int
-	requests []*authenticationv1.TokenRequest
-	accounts []string
+	requests  []*authenticationv1.TokenRequest
+	accounts  []string
+	forgotten []types.UID
 }
 
 func (f *fakeTokens) GetServiceAccountToken(_ context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
@@ -93,6 +94,13 @@ func (f *fakeTokens) GetServiceAccountToken(_ context.Context, ns, name string, 
 	out := tr.DeepCopy()
 	out.Status.Token = fmt.Sprintf("token-%d", f.n)
 	return out, nil
+}
+
+// DeleteServiceAccountToken records the forgotten pod.
+func (f *fakeTokens) DeleteServiceAccountToken(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, uid)
 }
 
 // renew makes the next token a new one, as the token manager does at 80%.

@@ -134,6 +134,9 @@ func TestTearDownRemovesTheVolumesAndUnregisters(t *testing.T) {
 	if len(e.m.PodVolumes(pod.UID)) != 0 || e.objects.registered["u1"] != 0 {
 		t.Errorf("after tear-down: volumes %v, registered %d", e.m.PodVolumes(pod.UID), e.objects.registered["u1"])
 	}
+	if len(e.tokens.forgotten) != 1 || e.tokens.forgotten[0] != "u1" {
+		t.Errorf("tokens forgotten for %v, want the pod's", e.tokens.forgotten)
+	}
 	if err := e.m.TearDownPod(context.Background(), pod); err != nil {
 		t.Errorf("a second tear-down: %v", err)
 	}
