@@ -79,8 +79,8 @@ func (f *fakeObjects) UnregisterPod(pod *corev1.Pod) {
 
 // fakeTokens hands out numbered tokens and records the requests.
 type fakeTokens struct {
-	mu       sync.Mutex
-	n        int
+	mu        sync.Mutex
+	n         int
 	requests  []*authenticationv1.TokenRequest
 	accounts  []string
 	forgotten []types.UID
