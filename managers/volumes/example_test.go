@@ -29,7 +29,7 @@ func ExampleVolumeManager_SetUpPod() {
 	root, _ := os.MkdirTemp("", "volumes-example")
 	defer os.RemoveAll(root)
 	objects := staticConfigMaps{&corev1.ConfigMap{Data: map[string]string{"greeting": "hello"}}}
-	m := volumes.New(objects, nil, nil, nil, clock.RealClock{}, logr.Discard(), volumes.Config{RootDir: root})
+	m := volumes.New(objects, nil, nil, nil, clock.RealClock{}, nil, logr.Discard(), volumes.Config{RootDir: root})
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{

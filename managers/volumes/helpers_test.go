@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,6 +146,7 @@ type testEnv struct {
 	rec     *recorder
 	clk     *clocktesting.FakeClock
 	root    string
+	reg     *prometheus.Registry
 
 	mu    sync.Mutex
 	tmpfs map[string]int64 // dir -> size of each tmpfs asked for
@@ -153,8 +155,9 @@ type testEnv struct {
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
 	e := &testEnv{objects: newFakeObjects(), tokens: &fakeTokens{}, rec: &recorder{},
-		clk: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)), root: t.TempDir()}
-	e.m = New(e.objects, e.tokens, fakeNode{}, e.rec, e.clk, logr.Discard(), Config{RootDir: e.root})
+		clk: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)), root: t.TempDir(),
+		reg: prometheus.NewRegistry()}
+	e.m = New(e.objects, e.tokens, fakeNode{}, e.rec, e.clk, e.reg, logr.Discard(), Config{RootDir: e.root})
 	e.tmpfs = map[string]int64{}
 	e.m.tmpfs = func(dir string, size int64) error {
 		e.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/flowcontrol"
@@ -36,6 +37,7 @@ type VolumeManager struct {
 	tokens  TokenGetter   // nil: serviceAccountToken sources fail
 	node    NodeResources // nil: unset limits have no default
 	rec     EventRecorder
+	metrics *metrics
 	clk     clock.WithTicker
 	log     logr.Logger
 	cfg     Config
@@ -63,12 +65,14 @@ type podState struct {
 	lastErr map[string]error
 }
 
-// New returns a VolumeManager. objects, tokens, node and rec may be nil: a
+// New returns a VolumeManager; its metrics (the kubelet's
+// storage_operation_duration_seconds and volume_manager_total_volumes) go
+// on reg. objects, tokens, node, rec and reg may be nil: a
 // configMap or secret volume then fails with an error saying there is no
 // API server, a token likewise, limits have no node default, and events go
 // to the log. When objects also implements PodRegistrar, pods are
 // registered with it before their objects are read. It does no I/O.
-func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec EventRecorder, clk clock.WithTicker, log logr.Logger, cfg Config) *VolumeManager {
+func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec EventRecorder, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *VolumeManager {
 	cfg = cfg.withDefaults()
 	log = log.WithName("volumes")
 	if rec == nil {
@@ -76,6 +80,7 @@ func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec Event
 	}
 	return &VolumeManager{
 		objects: objects, tokens: tokens, node: node, rec: rec, clk: clk, log: log, cfg: cfg,
+		metrics: newMetrics(reg),
 		backOff: flowcontrol.NewFakeBackOff(cfg.InitialBackOff, cfg.MaxBackOff, clk),
 		tmpfs:   mount.EnsureTmpfs,
 		pods:    map[types.UID]*podState{},
@@ -125,6 +130,9 @@ func (m *VolumeManager) SetUpPod(ctx context.Context, pod *corev1.Pod) error {
 	m.mu.Lock()
 	changed := st.pod != pod
 	st.pod = pod
+	if changed {
+		m.publishCounts()
+	}
 	m.mu.Unlock()
 	if r, ok := m.objects.(PodRegistrar); ok && changed {
 		r.RegisterPod(pod)
@@ -154,6 +162,7 @@ func (m *VolumeManager) setUp(ctx context.Context, st *podState, pod *corev1.Pod
 			continue
 		}
 		vol, err := m.setUpVolume(ctx, pod, v)
+		m.metrics.observe(v, m.clk.Since(now), err)
 		if err != nil {
 			m.backOff.Next(key, now)
 			m.rec.Eventf(pod, corev1.EventTypeWarning, EventFailedMount, "MountVolume.SetUp failed for volume %q : %v", v.Name, err)
@@ -170,6 +179,9 @@ func (m *VolumeManager) setUp(ctx context.Context, st *podState, pod *corev1.Pod
 		m.mu.Lock()
 		st.volumes[v.Name] = vol
 		delete(st.lastErr, v.Name)
+		if !done {
+			m.publishCounts()
+		}
 		m.mu.Unlock()
 		if !done {
 			m.log.V(2).Info("volume set up", "pod", klog.KObj(pod), "volume", v.Name, "path", vol.HostPath)
@@ -234,6 +246,7 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 	}
 	m.mu.Lock()
 	delete(m.pods, uid)
+	m.publishCounts()
 	m.mu.Unlock()
 	if pod != nil {
 		for i := range pod.Spec.Volumes {

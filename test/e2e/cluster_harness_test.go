@@ -111,14 +111,14 @@ func (h *agentHarness) joinCluster(c clusterEnv) string {
 	return ns
 }
 
-// apiPod is a busybox pod bound to the harness's node.
+// apiPod is a busybox pod bound to the harness's node. Like a pod users
+// write, it leaves automountServiceAccountToken alone: the API server's
+// ServiceAccount admission gives it the kube-api-access token volume.
 func (h *agentHarness) apiPod(ns, name string, grace int64) *corev1.Pod {
-	no := false
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.PodSpec{
 			NodeName:                      h.node,
-			AutomountServiceAccountToken:  &no,
 			TerminationGracePeriodSeconds: &grace,
 			Containers: []corev1.Container{{
 				Name: "main", Image: h.env.Image, ImagePullPolicy: corev1.PullIfNotPresent,

@@ -48,7 +48,7 @@ func newRuntimeCase(t *testing.T) *runtimeCase {
 	}
 	log := testr.NewWithOptions(t, testr.Options{Verbosity: 2})
 	rc := &runtimeCase{t: t, cfg: cfg, m: cri.NewManager(env.runtime(t), env.images(t), clock.RealClock{}, log, cfg),
-		vm: volumes.New(nil, nil, nil, nil, clock.RealClock{}, log, volumes.Config{RootDir: cfg.RootDir})}
+		vm: volumes.New(nil, nil, nil, nil, clock.RealClock{}, nil, log, volumes.Config{RootDir: cfg.RootDir})}
 	rc.m.SetVolumeGetter(rc.vm)
 	grace := int64(10)
 	rc.pod = &corev1.Pod{

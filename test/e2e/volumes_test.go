@@ -65,7 +65,8 @@ func TestClusterDefaultServiceAccountTokenIsMountedBoundAndRefreshed(t *testing.
 	var tokens volumes.TokenGetter
 	h.startWithOptions(func(cfg *nodekit.Config) { cfg.Volumes.ResyncPeriod = 2 * time.Second }, fx.Populate(&tokens))
 	pod := h.apiPod(ns, "token", 5)
-	pod.Spec.AutomountServiceAccountToken = nil // the API server's ServiceAccount admission adds kube-api-access
+	// automountServiceAccountToken is left unset: the API server's
+	// ServiceAccount admission adds the kube-api-access volume.
 	exp := int64(600)
 	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "aud", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "nodekit-e2e", ExpirationSeconds: &exp, Path: "token"}}}}}})
