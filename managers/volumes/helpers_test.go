@@ -54,7 +54,7 @@ func (f *fakeObjects) GetConfigMap(_ context.Context, ns, name string) (*corev1.
 	if cm, ok := f.cms[ns+"/"+name]; ok {
 		return cm, nil
 	}
-	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmap"}, name)
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, name)
 }
 
 func (f *fakeObjects) GetSecret(_ context.Context, ns, name string) (*corev1.Secret, error) {
@@ -63,7 +63,7 @@ func (f *fakeObjects) GetSecret(_ context.Context, ns, name string) (*corev1.Sec
 	if s, ok := f.secrets[ns+"/"+name]; ok {
 		return s, nil
 	}
-	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
 }
 
 func (f *fakeObjects) RegisterPod(pod *corev1.Pod) {

@@ -9,6 +9,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Errors of API-backed volumes on an agent without the API.
@@ -34,10 +35,7 @@ func (m *VolumeManager) configMapFiles(ctx context.Context, pod *corev1.Pod, nam
 	}
 	cm, err := m.objects.GetConfigMap(ctx, pod.Namespace, name)
 	if err != nil {
-		if apierrors.IsNotFound(err) && optional {
-			return map[string]File{}, nil
-		}
-		return nil, err
+		return notFoundOr(err, optional, "configmap", name)
 	}
 	data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
 	for k, v := range cm.Data {
@@ -60,12 +58,23 @@ func (m *VolumeManager) secretFiles(ctx context.Context, pod *corev1.Pod, name s
 	}
 	s, err := m.objects.GetSecret(ctx, pod.Namespace, name)
 	if err != nil {
-		if apierrors.IsNotFound(err) && optional {
-			return map[string]File{}, nil
-		}
-		return nil, err
+		return notFoundOr(err, optional, "secret", name)
 	}
 	return keyFiles(s.Data, items, optional, defaultMode, "secret")
+}
+
+// notFoundOr handles a failed read of an object: a missing optional object
+// gives no files; a missing one that is not optional is the kubelet's
+// NotFound error (`configmap "app" not found`); any other error is
+// returned as is.
+func notFoundOr(err error, optional bool, kind, name string) (map[string]File, error) {
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if optional {
+		return map[string]File{}, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: kind}, name)
 }
 
 // keyFiles turns an object's keys into files: all of them named by key, or

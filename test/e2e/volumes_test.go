@@ -275,12 +275,17 @@ func TestClusterDownwardAPIVolumeFollowsLabels(t *testing.T) {
 	running := waitAPIPod(t, c, ns, pod.Name, 2*time.Minute, "running", apiRunning)
 	for file, want := range map[string]string{
 		"name": pod.Name, "namespace": ns, "uid": string(running.UID),
-		"labels": "app=\"web\"\ntier=\"front\"", "annotations": `note="hi"`,
+		"labels": "app=\"web\"\ntier=\"front\"",
 		"cpu_limit_m": "500", "mem_request_mi": "32",
 	} {
 		if got := h.mustExec(running, "main", "cat", "/info/"+file); got != want {
 			t.Errorf("/info/%s = %q, want %q", file, got, want)
 		}
+	}
+	// As on the kubelet, the annotations include the ones the node adds
+	// (kubernetes.io/config.seen and config.source).
+	if got := h.mustExec(running, "main", "cat", "/info/annotations"); !hasLine(got, `note="hi"`) || !hasLine(got, `kubernetes.io/config.source="api"`) {
+		t.Errorf("/info/annotations = %q, want note and the config source", got)
 	}
 	id, restarts := containerInstance(running, "main")
 	patch := []byte(`{"metadata":{"labels":{"tier":"back","new":"yes"}}}`)
