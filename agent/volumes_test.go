@@ -13,6 +13,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/managers/volumes"
+	"github.com/nodekit/nodekit/managers/volumes/volumestest"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -104,4 +105,15 @@ func TestHousekeepingTearsDownTheVolumesOfRemovedPods(t *testing.T) {
 	if len(vols.cleanedUp) != 1 || vols.cleanedUp[0] != "gone" {
 		t.Fatalf("cleaned up %v, want only the removed pod that runs nothing", vols.cleanedUp)
 	}
+}
+
+func TestTheAgentRunsTheVolumeManagerItIsGiven(t *testing.T) {
+	lt := newLoopTest(t, Config{})
+	vols := &volumestest.Fake{}
+	lt.agent.volumes = vols
+	lt.start()
+	lt.waitFor("the volume manager runs", func() bool {
+		_, _, runs := vols.Calls()
+		return runs == 1
+	})
 }
