@@ -303,3 +303,37 @@ func TestClusterDownwardAPIVolumeFollowsLabels(t *testing.T) {
 }
 
 func ptr32(v int32) *int32 { return &v }
+
+// TestClusterTokenIsRefreshedAtEightyPercentOfItsLifetime waits out a real
+// refresh: a token of the API's minimum lifetime (600s) is replaced by the
+// token manager once 80% of it passed (480s), and the volume shows it
+// without a container restart. It takes about eight minutes.
+func TestClusterTokenIsRefreshedAtEightyPercentOfItsLifetime(t *testing.T) {
+	c := loadCluster(t)
+	h := newAgentHarness(t)
+	ns := h.joinCluster(c)
+	h.startWith(func(cfg *nodekit.Config) { cfg.Volumes.ResyncPeriod = 5 * time.Second })
+	pod := h.apiPod(ns, "refresh", 5)
+	exp := int64(600)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "tok", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: &exp, Path: "token"}}}}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "tok", MountPath: "/tok"}}
+	createAPIPod(t, c, pod)
+	running := waitAPIPod(t, c, ns, pod.Name, 2*time.Minute, "running", apiRunning)
+	first := h.mustExec(running, "main", "cat", "/tok/token")
+	iat := jwtClaims(t, first)["iat"].(float64)
+	id, restarts := containerInstance(running, "main")
+	fresh, took := h.waitExec(running, "main", 10*time.Minute, "a refreshed token", func(s string) bool { return s != "" && s != first }, "cat", "/tok/token")
+	iat2 := jwtClaims(t, fresh)["iat"].(float64)
+	t.Logf("the token was refreshed %s after the pod ran; the new one was issued %.0fs after the first", took.Round(time.Second), iat2-iat)
+	if d := iat2 - iat; d < 470 || d > 560 {
+		t.Errorf("the new token came %.0fs after the first, want about 480s (80%% of 600s)", d)
+	}
+	if st := reviewToken(t, c, fresh); !st.Authenticated {
+		t.Errorf("the refreshed token does not authenticate: %q", st.Error)
+	}
+	after := waitAPIPod(t, c, ns, pod.Name, 10*time.Second, "running", apiRunning)
+	if id2, restarts2 := containerInstance(after, "main"); id2 != id || restarts2 != restarts {
+		t.Errorf("the container changed on a token refresh: %s/%d -> %s/%d", id, restarts, id2, restarts2)
+	}
+}
