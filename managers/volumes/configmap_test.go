@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -278,5 +279,23 @@ func TestFSGroupChangePolicyOnRootMismatchSkipsAMatchingRoot(t *testing.T) {
 	}
 	if info, _ := os.Stat(inner); info.Sys().(*syscall.Stat_t).Gid != 1234 || info.Mode().Perm() != 0o660 {
 		t.Errorf("Always: file gid %d mode %v, want 1234 and 0660", info.Sys().(*syscall.Stat_t).Gid, info.Mode().Perm())
+	}
+}
+
+func TestAfterARestartAVolumeOnDiskIsServedWhileItsObjectIsGone(t *testing.T) {
+	e := newTestEnv(t)
+	e.objects.putConfigMap("ns", "app", map[string]string{"k": "v1"})
+	pod := newPod("u1", cmVolume("cfg", "app"))
+	e.setUp(t, pod)
+	// A new manager (the agent restarted) while the configMap is gone.
+	restarted := New(newFakeObjects(), nil, nil, e.rec, e.clk, nil, logr.Discard(), Config{RootDir: e.root})
+	if err := restarted.SetUpPod(context.Background(), pod); err != nil {
+		t.Fatalf("a volume written before the restart: %v", err)
+	}
+	if v := restarted.PodVolumes(pod.UID)["cfg"]; v.HostPath != e.m.PodVolumes(pod.UID)["cfg"].HostPath || !v.ReadOnly {
+		t.Fatalf("reconstructed %+v", v)
+	}
+	if events := e.rec.list(); len(events) != 1 || !strings.Contains(events[0], `configmap "app" not found`) {
+		t.Errorf("events %q, want the failed refresh recorded", events)
 	}
 }

@@ -69,7 +69,10 @@
 // for every pod each ResyncPeriod (1m), so an edit of a ConfigMap reaches
 // the files within about a period plus the cache's delay, the kubelet's
 // window. A refresh that fails keeps the files as they are and records a
-// FailedMount event.
+// FailedMount event. After an agent restart, a configMap, secret,
+// downwardAPI or projected volume that cannot be refreshed but whose files
+// a previous run wrote (its ..data link) is served from disk, as the
+// kubelet reconstructs volumes, so running pods keep syncing.
 //
 // # Concurrency
 //

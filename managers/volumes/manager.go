@@ -171,6 +171,16 @@ func (m *VolumeManager) setUp(ctx context.Context, st *podState, pod *corev1.Pod
 			st.lastErr[v.Name] = err
 			m.mu.Unlock()
 			if !done {
+				if vol, ok := m.reconstruct(pod, v); ok {
+					// Written before this manager started (the agent
+					// restarted): keep serving the files on disk.
+					m.log.V(2).Info("volume reconstructed from disk", "pod", klog.KObj(pod), "volume", v.Name)
+					m.mu.Lock()
+					st.volumes[v.Name] = vol
+					m.publishCounts()
+					m.mu.Unlock()
+					continue
+				}
 				failed.add(v.Name, err)
 			}
 			continue

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -57,6 +58,30 @@ func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *cor
 		})
 	}
 	return noderuntime.Volume{}, fmt.Errorf("volume type %s is not supported by nodekit", volumeType(v))
+}
+
+// reconstruct finds an API-backed volume a previous run of the agent
+// wrote, as the kubelet reconstructs volumes from disk after a restart: a
+// volume directory with a ..data symlink.
+func (m *VolumeManager) reconstruct(pod *corev1.Pod, v *corev1.Volume) (noderuntime.Volume, bool) {
+	var plugin string
+	switch {
+	case v.ConfigMap != nil:
+		plugin = pluginConfigMap
+	case v.Secret != nil:
+		plugin = pluginSecret
+	case v.DownwardAPI != nil:
+		plugin = pluginDownwardAPI
+	case v.Projected != nil:
+		plugin = pluginProjected
+	default:
+		return noderuntime.Volume{}, false
+	}
+	dir := m.volumeDir(pod.UID, plugin, v.Name)
+	if info, err := os.Lstat(filepath.Join(dir, dataDirName)); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		return noderuntime.Volume{}, false
+	}
+	return noderuntime.Volume{HostPath: dir, Dir: true, ReadOnly: true}, true
 }
 
 // setUpAtomic writes the payload of an API-backed volume the atomic way,
