@@ -43,6 +43,9 @@ func TestConfigMapVolumeHasEveryKeyWithTheDefaultMode(t *testing.T) {
 	if _, ok := e.tmpfsSize(v.HostPath); ok {
 		t.Error("a configMap volume was put on a tmpfs; the kubelet keeps it on disk")
 	}
+	if info, err := os.Stat(v.HostPath); err != nil || info.Mode().Perm() != 0o777 {
+		t.Errorf("volume root mode %v (%v), want 0777 so non-root containers can enter it", info.Mode().Perm(), err)
+	}
 	if e.objects.registered["u1"] == 0 {
 		t.Error("the pod was not registered before its objects were read")
 	}

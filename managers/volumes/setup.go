@@ -109,6 +109,12 @@ func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemo
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}
 	}
+	// Like the emptyDir the kubelet wraps these volumes in, the root is
+	// open to every user, so that a non-root container can read the files
+	// their modes allow.
+	if err := chmodKeepingSetgid(dir, 0o777); err != nil {
+		return noderuntime.Volume{}, err
+	}
 	wrote, err := writeAtomic(dir, files, m.now())
 	if err != nil {
 		return noderuntime.Volume{}, fmt.Errorf("write %s: %w", name, err)
@@ -120,6 +126,20 @@ func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemo
 		}
 	}
 	return noderuntime.Volume{HostPath: dir, Dir: true, ReadOnly: true}, nil
+}
+
+// chmodKeepingSetgid sets dir's permission bits, keeping the setgid bit
+// fsGroup ownership gave it.
+func chmodKeepingSetgid(dir string, perm os.FileMode) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	want := perm | info.Mode()&os.ModeSetgid
+	if info.Mode()&(os.ModePerm|os.ModeSetgid) == want {
+		return nil
+	}
+	return os.Chmod(dir, want)
 }
 
 // setUpEmptyDir creates an emptyDir volume, world-writable as the kubelet

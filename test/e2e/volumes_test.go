@@ -213,6 +213,8 @@ func TestClusterMissingConfigMapKeepsThePodPendingUntilItExists(t *testing.T) {
 	pod.Spec.Volumes = []corev1.Volume{{Name: "later", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "later"}}}}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "later", MountPath: "/later"}}
+	// A non-root user reads the volume, as with the kubelet.
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr64(1000)}
 	createAPIPod(t, c, pod)
 	want := `Warning FailedMount: MountVolume.SetUp failed for volume "later" : configmap "later" not found`
 	deadline := time.Now().Add(time.Minute)
@@ -271,6 +273,7 @@ func TestClusterDownwardAPIVolumeFollowsLabels(t *testing.T) {
 			res("cpu_limit_m", "limits.cpu", "1m"), res("mem_request_mi", "requests.memory", "1Mi"),
 		}}}}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "info", MountPath: "/info"}}
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr64(1000)}
 	createAPIPod(t, c, pod)
 	running := waitAPIPod(t, c, ns, pod.Name, 2*time.Minute, "running", apiRunning)
 	for file, want := range map[string]string{
@@ -303,6 +306,8 @@ func TestClusterDownwardAPIVolumeFollowsLabels(t *testing.T) {
 }
 
 func ptr32(v int32) *int32 { return &v }
+
+func ptr64(v int64) *int64 { return &v }
 
 // TestClusterTokenIsRefreshedAtEightyPercentOfItsLifetime waits out a real
 // refresh: a token of the API's minimum lifetime (600s) is replaced by the
