@@ -88,6 +88,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		confinement(),
 		probeWiring(),
 		volumeWiring(),
+		objectWiring(),
 	)
 }
 

@@ -16,6 +16,24 @@ type Registry struct {
 	mu      sync.RWMutex
 	pods    map[types.UID]*corev1.Pod
 	mirrors map[string]*corev1.Pod // by full name
+	objects ObjectRegistrar
+}
+
+// ObjectRegistrar is told which pods the registry holds, so that the API
+// objects they reference are watched while they are there, as the
+// kubelet's pod manager registers pods with its secret and configMap
+// managers. objects.Manager satisfies it.
+type ObjectRegistrar interface {
+	RegisterPod(pod *corev1.Pod)
+	UnregisterPod(pod *corev1.Pod)
+}
+
+// SetObjectRegistrar sets who is told of the pods added and removed (not
+// mirror pods); nil tells no one. Set it before pods arrive.
+func (r *Registry) SetObjectRegistrar(o ObjectRegistrar) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.objects = o
 }
 
 // NewRegistry returns an empty registry.
@@ -33,6 +51,9 @@ func (r *Registry) Set(pod *corev1.Pod) {
 		return
 	}
 	r.pods[pod.UID] = pod
+	if r.objects != nil {
+		r.objects.RegisterPod(pod)
+	}
 }
 
 // Remove forgets a pod (or mirror pod).
@@ -44,6 +65,9 @@ func (r *Registry) Remove(pod *corev1.Pod) {
 			delete(r.mirrors, fullName(pod))
 		}
 		return
+	}
+	if old, ok := r.pods[pod.UID]; ok && r.objects != nil {
+		r.objects.UnregisterPod(old)
 	}
 	delete(r.pods, pod.UID)
 }

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit/nodekit/managers/env"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -36,7 +36,7 @@ func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	if err != nil {
 		return nil, err
 	}
-	envs, err := m.containerEnv(pod, c, podIPs)
+	envs, err := m.containerEnv(ctx, pod, c, podIPs)
 	if err != nil {
 		return nil, err
 	}
@@ -73,35 +73,55 @@ func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev
 	}, nil
 }
 
-// containerEnv evaluates c's environment in order: a value may refer to
-// variables defined before it with $(VAR); valueFrom reads the downward API.
-func (m *Manager) containerEnv(pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]*runtimeapi.KeyValue, error) {
-	if len(c.EnvFrom) > 0 {
-		return nil, fmt.Errorf("%w: container %q: envFrom is not supported yet", noderuntime.ErrConfig, c.Name)
+// EnvSource computes a container's environment, API-backed values
+// included, as the kubelet's makeEnvironmentVariables does. nodekit gives
+// the manager an env.Builder that reads ConfigMaps, Secrets and Services
+// through the node's client; without one the manager uses an env.Builder
+// with no API server. Implementations must be safe for concurrent use.
+type EnvSource interface {
+	// ContainerEnv returns the environment of container c of pod, whose
+	// addresses are podIPs. An error names what is missing.
+	ContainerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]corev1.EnvVar, error)
+}
+
+// SetEnvSource sets where container environments come from; nil restores
+// the default (no API-backed values). Safe for concurrent use.
+func (m *Manager) SetEnvSource(s EnvSource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.envSource = s
+}
+
+func (m *Manager) envSourceOrDefault() EnvSource {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.envSource == nil {
+		return env.New(env.Deps{}, env.Config{NodeIPs: m.cfg.NodeIPs, NodeName: m.cfg.NodeName})
 	}
-	var envs []*runtimeapi.KeyValue
-	index := map[string]int{}
-	for _, e := range c.Env {
-		var value string
-		switch {
-		case e.ValueFrom != nil:
-			v, err := m.envValueFrom(pod, c, e, podIPs)
-			if err != nil {
-				return nil, err
-			}
-			value = v
-		default:
-			value = expand(e.Value, envLookup(envs))
-		}
-		if i, ok := index[e.Name]; ok {
-			envs[i].Value = []byte(value)
-			continue
-		}
-		index[e.Name] = len(envs)
-		envs = append(envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(value)})
+	return m.envSource
+}
+
+// containerEnv asks the EnvSource for c's environment. An error is a
+// config error (CreateContainerConfigError) with the source's message.
+func (m *Manager) containerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Container, podIPs []string) ([]*runtimeapi.KeyValue, error) {
+	vars, err := m.envSourceOrDefault().ContainerEnv(ctx, pod, c, podIPs)
+	if err != nil {
+		return nil, &configError{err}
+	}
+	envs := make([]*runtimeapi.KeyValue, 0, len(vars))
+	for _, v := range vars {
+		envs = append(envs, &runtimeapi.KeyValue{Key: v.Name, Value: []byte(v.Value)})
 	}
 	return envs, nil
 }
+
+// configError is a config error whose message is its cause's: it wraps
+// runtime.ErrConfig, so the container waits with reason
+// CreateContainerConfigError and the cause as message, as the kubelet's.
+type configError struct{ err error }
+
+func (e *configError) Error() string   { return e.err.Error() }
+func (e *configError) Unwrap() []error { return []error{noderuntime.ErrConfig, e.err} }
 
 // envLookup finds a variable among envs.
 func envLookup(envs []*runtimeapi.KeyValue) func(string) (string, bool) {
@@ -113,76 +133,4 @@ func envLookup(envs []*runtimeapi.KeyValue) func(string) (string, bool) {
 		}
 		return "", false
 	}
-}
-
-// envValueFrom resolves a valueFrom source; only fieldRef is supported.
-func (m *Manager) envValueFrom(pod *corev1.Pod, c *corev1.Container, e corev1.EnvVar, podIPs []string) (string, error) {
-	from := e.ValueFrom
-	if from.FieldRef == nil {
-		kind := "this valueFrom source"
-		switch {
-		case from.ResourceFieldRef != nil:
-			kind = "resourceFieldRef"
-		case from.ConfigMapKeyRef != nil:
-			kind = "configMapKeyRef"
-		case from.SecretKeyRef != nil:
-			kind = "secretKeyRef"
-		}
-		return "", fmt.Errorf("%w: container %q env %q: %s is not supported yet", noderuntime.ErrConfig, c.Name, e.Name, kind)
-	}
-	v, err := m.fieldRefValue(pod, from.FieldRef.FieldPath, podIPs)
-	if err != nil {
-		return "", fmt.Errorf("%w: container %q env %q: %w", noderuntime.ErrConfig, c.Name, e.Name, err)
-	}
-	return v, nil
-}
-
-// fieldRefValue reads a downward-API field path of the pod.
-func (m *Manager) fieldRefValue(pod *corev1.Pod, fieldPath string, podIPs []string) (string, error) {
-	if key, ok := subscript(fieldPath, "metadata.labels"); ok {
-		return pod.Labels[key], nil
-	}
-	if key, ok := subscript(fieldPath, "metadata.annotations"); ok {
-		return pod.Annotations[key], nil
-	}
-	switch fieldPath {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		if pod.Spec.NodeName != "" {
-			return pod.Spec.NodeName, nil
-		}
-		return m.cfg.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP":
-		return first(podIPs), nil
-	case "status.podIPs":
-		return strings.Join(podIPs, ","), nil
-	case "status.hostIP":
-		return first(m.cfg.NodeIPs), nil
-	case "status.hostIPs":
-		return strings.Join(m.cfg.NodeIPs, ","), nil
-	}
-	return "", fmt.Errorf("unsupported fieldRef path %q", fieldPath)
-}
-
-// subscript parses "<prefix>['key']".
-func subscript(fieldPath, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(fieldPath, prefix+"['")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(rest, "']")
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
 }

@@ -61,6 +61,7 @@ type Manager struct {
 	preStop     noderuntime.PreStopRunner
 	rec         noderuntime.EventRecorder
 	volumes     noderuntime.VolumeGetter
+	envSource   EnvSource
 	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
 	hooks *hookRunner
 }

@@ -159,24 +159,21 @@ func TestSyncPodContainerConfig(t *testing.T) {
 	}
 }
 
-func TestSyncPodRejectsUnsupportedEnvSources(t *testing.T) {
+func TestSyncPodEnvErrorsAreConfigErrors(t *testing.T) {
 	cases := []struct {
 		name   string
 		mutate func(*corev1.Container)
 		want   string
 	}{
-		{"configMapKeyRef", func(c *corev1.Container) {
-			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{Key: "k"}}}}
-		}, "configMapKeyRef is not supported yet"},
-		{"secretKeyRef", func(c *corev1.Container) {
-			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
-		}, "secretKeyRef is not supported yet"},
-		{"resourceFieldRef", func(c *corev1.Container) {
-			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}}}}
-		}, "resourceFieldRef is not supported yet"},
-		{"envFrom", func(c *corev1.Container) {
-			c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
-		}, "envFrom is not supported yet"},
+		{"configMapKeyRef without an API server", func(c *corev1.Container) {
+			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "k"}}}}
+		}, "couldn't get configMap default/cm, no kubeClient defined"},
+		{"secretKeyRef without an API server", func(c *corev1.Container) {
+			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}}}
+		}, "couldn't get secret default/s, no kubeClient defined"},
+		{"envFrom without an API server", func(c *corev1.Container) {
+			c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}
+		}, "couldn't get configMap default/cm, no kubeClient defined"},
 		{"an unknown fieldRef path", func(c *corev1.Container) {
 			c.Env = []corev1.EnvVar{{Name: "X", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.schedulerName"}}}}
 		}, `unsupported fieldRef path "spec.schedulerName"`},

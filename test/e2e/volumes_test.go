@@ -278,7 +278,7 @@ func TestClusterDownwardAPIVolumeFollowsLabels(t *testing.T) {
 	running := waitAPIPod(t, c, ns, pod.Name, 2*time.Minute, "running", apiRunning)
 	for file, want := range map[string]string{
 		"name": pod.Name, "namespace": ns, "uid": string(running.UID),
-		"labels": "app=\"web\"\ntier=\"front\"",
+		"labels":      "app=\"web\"\ntier=\"front\"",
 		"cpu_limit_m": "500", "mem_request_mi": "32",
 	} {
 		if got := h.mustExec(running, "main", "cat", "/info/"+file); got != want {

@@ -1,0 +1,80 @@
+package nodekit
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/env"
+	"github.com/nodekit/nodekit/managers/objects"
+	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/runtime/cri"
+)
+
+// objectWiring connects the API object caches: the agent's registry
+// registers its pods with the objects.Manager (so the objects they
+// reference are watched), and the runtime gets a cri.EnvSource (an
+// env.Builder over the caches) when it takes one. Embedders may decorate
+// the cri.EnvSource.
+func objectWiring() fx.Option {
+	return fx.Options(
+		fx.Provide(envSource),
+		fx.Invoke(registerPods, setEnvSource),
+	)
+}
+
+type envParams struct {
+	fx.In
+
+	Cfg      Config
+	Objects  objects.Manager           `optional:"true"`
+	Services objects.ServiceLister     `optional:"true"`
+	Node     agent.NodeResources       `optional:"true"`
+	Events   noderuntime.EventRecorder `optional:"true"`
+}
+
+// envSource is the default cri.EnvSource: the kubelet's env computation
+// over the object caches (nil without an API server: then configMap and
+// secret references fail and there is no service environment).
+func envSource(p envParams) cri.EnvSource {
+	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events}
+	if p.Node != nil {
+		deps.Node = p.Node
+	}
+	return env.New(deps, env.Config{NodeIPs: nodeIPs(p.Cfg), NodeName: p.Cfg.NodeName})
+}
+
+// nodeIPs are the node's addresses for the downward API: the runtime's
+// NodeIPs when set, else the agent's NodeIP.
+func nodeIPs(cfg Config) []string {
+	if len(cfg.CRI.NodeIPs) > 0 {
+		return cfg.CRI.NodeIPs
+	}
+	if cfg.Agent.NodeIP != "" {
+		return []string{cfg.Agent.NodeIP}
+	}
+	return nil
+}
+
+// envSetter is the optional runtime capability of taking an EnvSource.
+type envSetter interface {
+	SetEnvSource(cri.EnvSource)
+}
+
+func setEnvSource(rt noderuntime.Runtime, s cri.EnvSource) {
+	if e, ok := rt.(envSetter); ok {
+		e.SetEnvSource(s)
+	}
+}
+
+type registerParams struct {
+	fx.In
+
+	Registry *agent.Registry
+	Objects  objects.Manager `optional:"true"`
+}
+
+func registerPods(p registerParams) {
+	if p.Objects != nil {
+		p.Registry.SetObjectRegistrar(p.Objects)
+	}
+}
