@@ -181,9 +181,9 @@ func (m *VolumeManager) tokenFile(ctx context.Context, pod *corev1.Pod, tp *core
 	return map[string]File{tp.Path: {Data: []byte(tr.Status.Token), Mode: mode, FsUser: fsUser}}, nil
 }
 
-// podFSUser is the runAsUser every container of the pod (init and
-// ephemeral ones included) runs as, or nil when they differ or one has
-// none.
+// podFSUser is the runAsUser every init and regular container of the pod
+// runs as (ephemeral ones do not count, as upstream), or nil when they
+// differ or one has none.
 func podFSUser(pod *corev1.Pod) *int64 {
 	var user *int64
 	same := true
@@ -208,9 +208,6 @@ func podFSUser(pod *corev1.Pod) *int64 {
 	}
 	for i := range pod.Spec.Containers {
 		visit(pod.Spec.Containers[i].SecurityContext)
-	}
-	for i := range pod.Spec.EphemeralContainers {
-		visit(pod.Spec.EphemeralContainers[i].SecurityContext)
 	}
 	if !same {
 		return nil
