@@ -12,6 +12,7 @@ import (
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	"github.com/nodekit/nodekit/runtime/cri"
@@ -90,6 +91,9 @@ type Config struct {
 	// Prober configures the liveness, readiness and startup probes.
 	// Defaults to the kubelet's settings.
 	Prober prober.Config
+	// Volumes configures the volume manager. Its RootDir is RootDir.
+	// Defaults to the kubelet's settings.
+	Volumes volumes.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -139,6 +143,7 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
+	c.Volumes.RootDir = c.RootDir
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
 		if err != nil {
@@ -167,7 +172,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -28,6 +28,13 @@
 //     Started and Ready; its results come back to the sync loop, and a
 //     failed liveness (or startup) probe makes the runtime restart the
 //     container.
+//   - managers/volumes: every pod volume. The Syncer has it set up the
+//     pod's volumes (emptyDir, hostPath, configMap, secret, downwardAPI,
+//     projected with service-account tokens) before the runtime starts
+//     containers, keeps the API-backed ones fresh, and tears them down once
+//     the pod has stopped; a volume that cannot be set up yet leaves the pod
+//     Pending with a FailedMount event. The runtime reads the host paths
+//     through runtime.VolumeGetter and knows nothing about API objects.
 //   - events: the runtime and the prober record the kubelet's events
 //     (Pulled, Created, Started, Killing, BackOff, Unhealthy, ...) through
 //     one runtime.EventRecorder: the log, and with a kubeconfig also the

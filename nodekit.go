@@ -15,6 +15,7 @@ import (
 	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -26,8 +27,8 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server, the prober and the
-// API object caches. Pass it
+// manager, the node status reporter, the HTTP server, the prober, the
+// API object caches and the volume manager. Pass it
 // to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -41,6 +42,7 @@ func Defaults() fx.Option {
 		server.Module,
 		prober.Module,
 		objects.Module,
+		volumes.Module,
 	)
 }
 
@@ -68,7 +70,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes,
 			cfg.statusConfig(), cfg.nodeStatusConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -85,6 +87,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		wiring(),
 		confinement(),
 		probeWiring(),
+		volumeWiring(),
 		objectWiring(),
 	)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -51,6 +52,7 @@ type Agent struct {
 	mirrors  MirrorClient
 	node     NodeResources // nil: no resource admission
 	prober   prober.Manager
+	volumes  volumes.Manager // nil: no volume manager to run
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -95,13 +97,17 @@ type Deps struct {
 	// housekeeping stops probing pods that are gone. Give the same Manager
 	// to the Syncer (WithProber).
 	Prober prober.Manager
+	// Volumes, when set, is run by the agent (its periodic refreshes), and
+	// housekeeping tears down the volumes of pods that are gone. Give the
+	// same Manager to the Syncer (WithVolumes).
+	Volumes volumes.Manager
 }
 
 // New returns an Agent over deps. It does no I/O; Run starts everything.
 func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
-		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node, volumes: deps.Volumes,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
 		started: map[types.UID]string{}, listed: make(chan listing, 1), kernelVersion: hostKernelVersion,
@@ -111,16 +117,17 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	return a
 }
 
-// Run starts the pod config, the PLEG, the pod workers, the prober (when
-// the agent has one), the runtime health check and the container garbage
-// collector (when the runtime is a noderuntime.GarbageCollector), each on
-// its own goroutine, then runs the sync loop until ctx ends. It returns nil
+// Run starts the pod config, the PLEG, the pod workers, the prober and the
+// volume manager (when the agent has them), the runtime health check and the
+// container garbage collector (when the runtime is a
+// noderuntime.GarbageCollector), each on its own goroutine, then runs the
+// sync loop until ctx ends. It returns nil
 // on a clean stop, or the first error of a subsystem that failed (which
 // stops the others).
 func (a *Agent) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 7)
+	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	start := func(name string, run func(context.Context) error) {
 		wg.Add(1)
@@ -137,6 +144,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	start("prober", a.runProber)
 	start("runtime health", a.runtime.run)
 	start("container gc", a.runContainerGC)
+	if a.volumes != nil {
+		start("volumes", a.volumes.Run)
+	}
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()

@@ -68,6 +68,21 @@ func (a *Agent) housekeeping(ctx context.Context, l listing) {
 	a.cleanupProbes(known)
 	a.killOrphans(l, known)
 	a.deleteOrphanedMirrors(ctx)
+	a.cleanupVolumes(ctx)
+}
+
+// cleanupVolumes tears down the volumes of pods that are gone and stopped
+// (SyncTerminatedPod normally did already).
+func (a *Agent) cleanupVolumes(ctx context.Context) {
+	if a.volumes == nil {
+		return
+	}
+	removed := func(uid types.UID) bool {
+		return a.registry.Get(uid) == nil && !a.workers.CouldHaveRunningContainers(uid)
+	}
+	if err := a.volumes.CleanupPods(ctx, removed); err != nil {
+		a.log.Error(err, "Volume cleanup failed")
+	}
 }
 
 // syncKnownPods has the workers forget finished workers and returns the

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -17,7 +18,8 @@ import (
 // (nodekit binds the sources.Mux and the podworkers.WorkQueue to them), a
 // StatusStore (nodekit binds managers/status; NewMemoryStatuses is the
 // API-less default), the PLEG, the pod workers and the runtime, and uses a
-// MirrorClient and a prober.Manager when they are provided.
+// MirrorClient, a prober.Manager and a volumes.Manager when they are
+// provided.
 var Module = fx.Module("agent",
 	fx.Provide(
 		NewRegistry,
@@ -36,9 +38,10 @@ type agentParams struct {
 	Runtime  noderuntime.Runtime
 	Statuses StatusStore
 	Registry *Registry
-	Mirrors  MirrorClient   `optional:"true"`
-	Prober   prober.Manager `optional:"true"`
-	Node     NodeResources  `optional:"true"`
+	Mirrors  MirrorClient    `optional:"true"`
+	Prober   prober.Manager  `optional:"true"`
+	Volumes  volumes.Manager `optional:"true"`
+	Node     NodeResources   `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
 	Cfg      Config
@@ -48,7 +51,7 @@ func newFromParams(p agentParams) *Agent {
 	return New(Deps{
 		Config: p.Config, PLEG: p.PLEG, Workers: p.Workers, Queue: p.Queue,
 		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry, Mirrors: p.Mirrors,
-		Prober: p.Prober, Node: p.Node,
+		Prober: p.Prober, Node: p.Node, Volumes: p.Volumes,
 	}, p.Clock, p.Log, p.Cfg)
 }
 
@@ -60,6 +63,7 @@ type syncerParams struct {
 	Requeue  Requeuer
 	Mirrors  MirrorClient          `optional:"true"`
 	Prober   prober.Manager        `optional:"true"`
+	Volumes  volumes.Manager       `optional:"true"`
 	Registry prometheus.Registerer `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
@@ -73,6 +77,9 @@ func newSyncerFromParams(p syncerParams) *Syncer {
 	}
 	if p.Prober != nil {
 		opts = append(opts, WithProber(p.Prober))
+	}
+	if p.Volumes != nil {
+		opts = append(opts, WithVolumes(p.Volumes))
 	}
 	return NewSyncer(p.Runtime, p.Statuses, p.Requeue, p.Clock, p.Log, p.Cfg, opts...)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -26,7 +27,8 @@ type Syncer struct {
 	statuses StatusStore
 	requeue  Requeuer
 	mirrors  MirrorClient
-	prober   prober.Manager // nil: no probes
+	prober   prober.Manager  // nil: no probes
+	volumes  volumes.Manager // nil: the runtime gets no volumes
 	clk      clock.Clock
 	log      logr.Logger
 	cfg      Config
@@ -72,8 +74,17 @@ func WithMirrorClient(m MirrorClient) SyncerOption {
 	return func(s *Syncer) { s.mirrors = m }
 }
 
+// WithVolumes makes the Syncer set up every pod's volumes before the
+// runtime starts its containers, and tear them down once it has stopped.
+func WithVolumes(v volumes.Manager) SyncerOption {
+	return func(s *Syncer) { s.volumes = v }
+}
+
 // SyncPod implements podworkers.SyncHandler: it records the pod's status and,
-// unless the pod has finished, asks the runtime to make it run. A container
+// unless the pod has finished, sets up its volumes and asks the runtime to
+// make it run. A volume that cannot be set up yet leaves the pod Pending
+// (its containers waiting in ContainerCreating) and is an error, so that
+// the pod is synced again after the workers' backoff. A container
 // waiting out its restart backoff is not an error: the pod is synced again
 // when the backoff ends.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirror *corev1.Pod, status *noderuntime.PodStatus) (bool, error) {
@@ -85,6 +96,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod, mirr
 	if isTerminalPhase(apiStatus.Phase) {
 		s.log.V(2).Info("Pod has finished", "pod", klog.KObj(pod), "phase", apiStatus.Phase)
 		return true, nil
+	}
+	if s.volumes != nil {
+		if err := s.volumes.SetUpPod(ctx, pod); err != nil {
+			return false, fmt.Errorf("unable to attach or mount volumes of pod %s: %w", klog.KObj(pod), err)
+		}
 	}
 	result := s.rt.SyncPod(ctx, pod, status)
 	s.recordReasons(pod, result)
@@ -170,9 +186,15 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *node
 }
 
 // SyncTerminatedPod implements podworkers.SyncHandler: it records the final
-// status of a pod whose containers have stopped and forgets its reasons.
-func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error {
+// status of a pod whose containers have stopped, tears down its volumes and
+// forgets its reasons.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod, status *noderuntime.PodStatus) error {
 	s.removeFromProber(pod)
+	if s.volumes != nil {
+		if err := s.volumes.TearDownPod(ctx, pod); err != nil {
+			return fmt.Errorf("tear down volumes of pod %s: %w", klog.KObj(pod), err)
+		}
+	}
 	s.setStatus(pod, s.generate(pod, status, true))
 	s.mu.Lock()
 	delete(s.reasons, pod.UID)

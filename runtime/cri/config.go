@@ -49,8 +49,8 @@ type Config struct {
 	// Required: nodekit defaults it to the node name. Defaults to nothing.
 	InstanceID string
 	// RootDir holds pod log directories (<RootDir>/logs/<ns>_<name>_<uid>)
-	// and pod directories (<RootDir>/pods/<uid>: emptyDir volumes and
-	// termination message files). Defaults to /var/lib/nodekit.
+	// and pod directories (<RootDir>/pods/<uid>: the volume manager's
+	// volumes and termination message files). Defaults to /var/lib/nodekit.
 	RootDir string
 	// CgroupParent, when set, is the cgroup (a cgroupfs path such as
 	// /nodekit) under which the manager keeps the kubelet's layout of pod

@@ -13,8 +13,8 @@
 //	                    else stop unwanted containers
 //	                 2. RunPodSandbox when needed, after the pod cgroup (CgroupParent/
 //	                    kubepods/[<qos>/]pod<uid>, with the pod's limits) is made
-//	                 3. volumes: <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
-//	                    (tmpfs for medium Memory), hostPath type checks
+//	                 3. volumes: the host paths the volume manager set up
+//	                    (runtime.VolumeGetter, set through runtime.VolumeAware)
 //	                 4. start ephemeral, then init, then regular containers: CrashLoopBackOff,
 //	                    image (pull policy, ImagePullBackOff, pull secrets, serial or
 //	                    bounded pulls), image user (runAsNonRoot), CreateContainer
@@ -102,15 +102,18 @@
 //
 // # Volumes
 //
-// Only volumes that need no API server are supported: emptyDir (on disk, or
-// a tmpfs with sizeLimit as its size for medium Memory, which needs root)
-// and hostPath with its type checks (DirectoryOrCreate, Directory,
-// FileOrCreate, File, Socket, CharDevice, BlockDevice, or none). A
-// volumeMount may name a subPath or subPathExpr (relative, without "..", not
-// leaving the volume through a symlink; created when missing) and be
-// readOnly. Any other volume type makes every container of the pod fail to
-// start with ErrConfig ("volume cfg: type configMap is not supported yet").
-// The pod's directory, <RootDir>/pods/<uid>, is removed (tmpfs unmounted
+// The manager knows nothing about volume types or API objects: a volume
+// manager (managers/volumes) sets every volume up before SyncPod, and the
+// manager reads the host path of each by name through the
+// runtime.VolumeGetter given with SetVolumeGetter. It builds the CRI
+// mounts: a volumeMount may name a subPath or subPathExpr (relative,
+// without "..", not leaving the volume through a symlink; created when
+// missing; resolved through symlinks, so a subPath of a configMap volume
+// binds the file of the version it started with) and be readOnly; a volume
+// marked ReadOnly is always mounted read-only. A volume that is not set up,
+// or a pod with volumes and no VolumeGetter, makes every container of the
+// pod fail to start with ErrConfig naming the volume. The pod's directory,
+// <RootDir>/pods/<uid>, is removed (whatever is mounted below it unmounted
 // first) by GarbageCollect once the pod is removed and nothing of it runs.
 //
 // SyncPod records every step in a runtime.SyncResult; a failed step wraps one
@@ -184,10 +187,9 @@
 //     systemd driver and cgroup v2 only name the pod cgroup and leave it to
 //     the runtime, without pod-level limits.
 //   - Not supported yet (a clear ErrConfig names them): envFrom,
-//     configMapKeyRef, secretKeyRef, resourceFieldRef; volumes other than
-//     emptyDir and hostPath, volumeDevices, emptyDir medium HugePages.
-//     Not handled yet: sizeLimit of an emptyDir
-//     on disk, credential provider plugins and the node's own docker config.
+//     configMapKeyRef, secretKeyRef, resourceFieldRef; volumeDevices.
+//     Not handled yet: credential provider plugins and the node's own
+//     docker config.
 //   - A pod known only to the runtime (KillPod with a nil pod) stops all its
 //     containers in parallel: without the spec, sidecars are not known.
 //   - The minimum kill grace period also bounds a gracePeriodOverride.

@@ -73,17 +73,17 @@ func TestCrashLoopBackOffRecordsABackOffEventOnThePod(t *testing.T) {
 	}
 }
 
-func TestUnsupportedVolumeFailsWithAConfigErrorAndAnEventNamingIt(t *testing.T) {
+func TestVolumeNotSetUpFailsWithAConfigErrorAndAnEventNamingIt(t *testing.T) {
 	e := newTestEnv(t)
 	rec := e.withRecorder()
 	pod := newPod("u1", "a")
 	pod.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}}
 	r := e.sync(t, pod)
-	if reason, msg := r.Waiting("a"); reason != "CreateContainerConfigError" || !strings.Contains(msg, "volume cfg: type configMap is not supported yet") {
+	if reason, msg := r.Waiting("a"); reason != "CreateContainerConfigError" || !strings.Contains(msg, "volume cfg: no volume manager is set") {
 		t.Fatalf("waiting = %q %q", reason, msg)
 	}
-	want := "Warning Failed spec.containers{a}: Error: volume cfg: type configMap is not supported yet"
+	want := "Warning Failed spec.containers{a}: Error: volume cfg: no volume manager is set"
 	if events := rec.list(); !slices.ContainsFunc(events, func(s string) bool { return strings.HasPrefix(s, want) }) {
 		t.Fatalf("events %q lack %q", events, want)
 	}

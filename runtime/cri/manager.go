@@ -29,6 +29,7 @@ var (
 	_ noderuntime.GarbageCollector = (*Manager)(nil)
 	_ noderuntime.ProbeAware       = (*Manager)(nil)
 	_ noderuntime.LivenessAware    = (*Manager)(nil)
+	_ noderuntime.VolumeAware      = (*Manager)(nil)
 )
 
 // Manager is the CRI runtime manager: nodekit's default runtime.Runtime and
@@ -59,6 +60,7 @@ type Manager struct {
 	liveness    noderuntime.LivenessResults
 	preStop     noderuntime.PreStopRunner
 	rec         noderuntime.EventRecorder
+	volumes     noderuntime.VolumeGetter
 	envSource   EnvSource
 	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
 	hooks *hookRunner

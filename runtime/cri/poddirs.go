@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // instanceFile, in a pod directory, holds the InstanceID of the manager that
@@ -60,7 +62,7 @@ func (m *Manager) removePodDir(uid types.UID) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := unmountBelow(dir); err != nil {
+	if err := mount.UnmountBelow(dir); err != nil {
 		return fmt.Errorf("unmount volumes of pod %s: %w", uid, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {

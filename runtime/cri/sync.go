@@ -15,7 +15,7 @@ import (
 // SyncPod brings the pod's runtime state to its spec, in the kubelet's
 // order: compute the actions; kill the pod when its sandbox changed (and
 // remove its init containers, so a new sandbox runs them again), otherwise
-// kill unwanted containers; create the sandbox; set up the pod's volumes;
+// kill unwanted containers; create the sandbox; look up the pod's volumes;
 // start ephemeral containers, then init containers (stopping at the first
 // regular init container that fails to start), then regular containers.
 // Every step is recorded in the result, whose failed steps wrap the runtime
@@ -56,7 +56,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 		}
 		ps.sbCfg = cfg
 	}
-	vols, err := m.setupVolumes(pod)
+	vols, err := m.resolveVolumes(pod)
 	if err != nil {
 		m.failStarts(pod, actions, err, result)
 		return result

@@ -3,17 +3,17 @@ package cri
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit/nodekit/internal/mount"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -26,35 +26,81 @@ func mountsByPath(cfg *runtimeapi.ContainerConfig) map[string]*runtimeapi.Mount 
 	return out
 }
 
-func TestSyncPodMountsEmptyDirAndHostPathVolumes(t *testing.T) {
-	e := newTestEnv(t)
-	hostDir := filepath.Join(t.TempDir(), "made", "by", "agent")
-	dirOrCreate := corev1.HostPathDirectoryOrCreate
-	pod := newPod("u1", "a")
-	pod.Spec.Volumes = []corev1.Volume{
-		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir, Type: &dirOrCreate}}},
+// fakeVolumes is a runtime.VolumeGetter with volumes set by the test.
+type fakeVolumes struct {
+	mu   sync.Mutex
+	pods map[types.UID]map[string]noderuntime.Volume
+}
+
+func (f *fakeVolumes) set(uid types.UID, vols map[string]noderuntime.Volume) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pods == nil {
+		f.pods = map[types.UID]map[string]noderuntime.Volume{}
 	}
+	f.pods[uid] = vols
+}
+
+// PodVolumes implements runtime.VolumeGetter.
+func (f *fakeVolumes) PodVolumes(uid types.UID) map[string]noderuntime.Volume {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]noderuntime.Volume{}
+	for k, v := range f.pods[uid] {
+		out[k] = v
+	}
+	return out
+}
+
+// withVolumeDir gives the pod one volume "data", a directory the fake
+// volume manager made under the pod's directory.
+func (e *testEnv) withVolumeDir(t *testing.T, vols *fakeVolumes, pod *corev1.Pod) string {
+	t.Helper()
+	dir := filepath.Join(e.m.podDir(pod.UID), "volumes", "kubernetes.io~empty-dir", "data")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	vols.set(pod.UID, map[string]noderuntime.Volume{"data": {HostPath: dir, Dir: true}})
+	return dir
+}
+
+func TestSyncPodMountsTheVolumesTheVolumeManagerSetUp(t *testing.T) {
+	e := newTestEnv(t)
+	vols := &fakeVolumes{}
+	e.m.SetVolumeGetter(vols)
+	pod := newPod("u1", "a")
+	data := e.withVolumeDir(t, vols, pod)
+	hostDir := t.TempDir()
+	cfgDir := t.TempDir()
+	pod.Spec.Volumes = append(pod.Spec.Volumes,
+		corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}},
+		corev1.Volume{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}})
+	vols.set(pod.UID, map[string]noderuntime.Volume{
+		"data": {HostPath: data, Dir: true}, "host": {HostPath: hostDir, Dir: true},
+		"cfg": {HostPath: cfgDir, Dir: true, ReadOnly: true},
+	})
 	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SUB", Value: "from-env"}}
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
 		{Name: "data", MountPath: "/data"},
 		{Name: "data", MountPath: "/sub", SubPath: "a/b", ReadOnly: true},
 		{Name: "data", MountPath: "/expr", SubPathExpr: "$(SUB)"},
 		{Name: "host", MountPath: "/host"},
+		{Name: "cfg", MountPath: "/cfg"},
 	}
 	if err := e.sync(t, pod).Error(); err != nil {
 		t.Fatalf("SyncPod: %v", err)
 	}
-	emptyDir := filepath.Join(e.cfg.RootDir, "pods", "u1", "volumes", "kubernetes.io~empty-dir", "data")
 	mounts := mountsByPath(e.rs.lastContainerConfig(t))
 	checks := []struct {
 		path, host string
 		readOnly   bool
 	}{
-		{"/data", emptyDir, false},
-		{"/sub", filepath.Join(emptyDir, "a", "b"), true},
-		{"/expr", filepath.Join(emptyDir, "from-env"), false},
+		{"/data", data, false},
+		{"/sub", filepath.Join(data, "a", "b"), true},
+		{"/expr", filepath.Join(data, "from-env"), false},
 		{"/host", hostDir, false},
+		{"/cfg", cfgDir, true},
 	}
 	for _, c := range checks {
 		m := mounts[c.path]
@@ -66,88 +112,24 @@ func TestSyncPodMountsEmptyDirAndHostPathVolumes(t *testing.T) {
 			t.Errorf("%s was not created as a directory: %v", c.host, err)
 		}
 	}
-	if info, err := os.Stat(emptyDir); err != nil || info.Mode().Perm() != 0o777 {
-		t.Errorf("emptyDir mode = %v (%v), want 0777", info.Mode().Perm(), err)
-	}
 }
 
-func TestHostPathTypeChecks(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "s.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	cases := []struct {
-		name    string
-		typ     corev1.HostPathType
-		path    string
-		wantErr string
-		wantDir bool
-	}{
-		{name: "no type checks nothing, even a missing path", typ: corev1.HostPathUnset, path: filepath.Join(dir, "missing")},
-		{name: "DirectoryOrCreate creates a missing directory", typ: corev1.HostPathDirectoryOrCreate, path: filepath.Join(dir, "new", "dir"), wantDir: true},
-		{name: "DirectoryOrCreate refuses a file", typ: corev1.HostPathDirectoryOrCreate, path: file, wantErr: "is not a directory"},
-		{name: "Directory accepts a directory", typ: corev1.HostPathDirectory, path: dir, wantDir: true},
-		{name: "Directory refuses a missing path", typ: corev1.HostPathDirectory, path: filepath.Join(dir, "nope"), wantErr: "is not a directory"},
-		{name: "FileOrCreate creates a missing file", typ: corev1.HostPathFileOrCreate, path: filepath.Join(dir, "made")},
-		{name: "FileOrCreate does not create the parent directory", typ: corev1.HostPathFileOrCreate, path: filepath.Join(dir, "no", "file"), wantErr: "no such file"},
-		{name: "File accepts a file", typ: corev1.HostPathFile, path: file},
-		{name: "File refuses a directory", typ: corev1.HostPathFile, path: dir, wantErr: "is not a file"},
-		{name: "Socket accepts a socket", typ: corev1.HostPathSocket, path: sock},
-		{name: "Socket refuses a file", typ: corev1.HostPathSocket, path: file, wantErr: "is not a socket file"},
-		{name: "CharDevice accepts /dev/null", typ: corev1.HostPathCharDev, path: "/dev/null"},
-		{name: "BlockDevice refuses /dev/null", typ: corev1.HostPathBlockDev, path: "/dev/null", wantErr: "is not a block device"},
-		{name: "an unknown type is refused", typ: "Pipe", path: file, wantErr: "not supported"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			typ := tc.typ
-			got, err := setupHostPath(&corev1.HostPathVolumeSource{Path: tc.path, Type: &typ})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got.hostPath != tc.path || got.dir != tc.wantDir {
-				t.Fatalf("got %+v, %v; want %s (dir %t)", got, err, tc.path, tc.wantDir)
-			}
-			if tc.typ == corev1.HostPathFileOrCreate {
-				if _, err := os.Stat(tc.path); err != nil {
-					t.Fatalf("file not created: %v", err)
-				}
-			}
-		})
-	}
-}
-
-func TestUnsupportedVolumeFailsEveryContainerWithConfigError(t *testing.T) {
+func TestVolumeNotSetUpFailsEveryContainerWithConfigError(t *testing.T) {
 	cases := []struct {
 		name, want string
-		src        corev1.VolumeSource
+		getter     noderuntime.VolumeGetter
 	}{
-		{"a configMap volume", "volume cfg: type configMap is not supported yet",
-			corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
-		{"a secret volume", "volume cfg: type secret is not supported yet",
-			corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{}}},
-		{"a projected volume", "volume cfg: type projected is not supported yet",
-			corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
-		{"a persistentVolumeClaim", "volume cfg: type persistentVolumeClaim is not supported yet",
-			corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
-		{"an emptyDir on huge pages", `volume cfg: emptyDir medium "HugePages" is not supported yet`,
-			corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumHugePages}}},
+		{"without a volume manager", "volume cfg: no volume manager is set (runtime.VolumeAware)", nil},
+		{"with a volume manager that did not set it up", "volume cfg: not set up by the volume manager", &fakeVolumes{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
+			if tc.getter != nil {
+				e.m.SetVolumeGetter(tc.getter)
+			}
 			pod := newPod("u1", "a", "b")
-			pod.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: tc.src}}
+			pod.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}}}
 			res := e.sync(t, pod)
 			failed := failedSteps(res)
 			for _, name := range []string{"a", "b"} {
@@ -168,14 +150,14 @@ func TestUnsupportedVolumeFailsEveryContainerWithConfigError(t *testing.T) {
 
 func TestVolumeMountRefusals(t *testing.T) {
 	root := t.TempDir()
-	vol := podVolume{hostPath: filepath.Join(root, "vol"), dir: true}
-	if err := os.MkdirAll(vol.hostPath, 0o755); err != nil {
+	vol := noderuntime.Volume{HostPath: filepath.Join(root, "vol"), Dir: true}
+	if err := os.MkdirAll(vol.HostPath, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("/etc", filepath.Join(vol.hostPath, "escape")); err != nil {
+	if err := os.Symlink("/etc", filepath.Join(vol.HostPath, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	file := podVolume{hostPath: filepath.Join(root, "f")}
+	file := noderuntime.Volume{HostPath: filepath.Join(root, "f")}
 	cases := []struct {
 		name string
 		vm   corev1.VolumeMount
@@ -205,9 +187,11 @@ func TestVolumeMountRefusals(t *testing.T) {
 
 func TestGarbageCollectRemovesPodDirectoriesOfRemovedPodsOnly(t *testing.T) {
 	e := newTestEnv(t)
+	vols := &fakeVolumes{}
+	e.m.SetVolumeGetter(vols)
 	withVolume := func(uid string) *corev1.Pod {
 		pod := newPod(uid, "a")
-		pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		e.withVolumeDir(t, vols, pod)
 		return pod
 	}
 	gone, runs := withVolume("gone"), withVolume("runs")
@@ -253,28 +237,28 @@ func TestGarbageCollectRemovesPodDirectoriesOfRemovedPodsOnly(t *testing.T) {
 	}
 }
 
-func TestEmptyDirInMemoryIsATmpfsUnmountedOnRemoval(t *testing.T) {
+func TestGarbageCollectUnmountsWhatIsMountedInThePodDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
 	e := newTestEnv(t)
-	size := resource.MustParse("1Mi")
+	vols := &fakeVolumes{}
+	e.m.SetVolumeGetter(vols)
 	pod := newPod("u1", "a")
-	pod.Spec.Volumes = []corev1.Volume{{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-		Medium: corev1.StorageMediumMemory, SizeLimit: &size}}}}
-	t.Cleanup(func() { _ = unmountBelow(e.m.podDir("u1")) })
-	for range 2 { // the second sync must not mount it again
-		if err := e.sync(t, pod).Error(); err != nil {
-			t.Fatal(err)
-		}
+	dir := e.withVolumeDir(t, vols, pod)
+	if err := mount.EnsureTmpfs(dir, 1<<20); err != nil {
+		t.Fatal(err)
 	}
-	dir, err := filepath.EvalSymlinks(e.m.emptyDirPath("u1", "mem"))
+	t.Cleanup(func() { _ = mount.UnmountBelow(e.m.podDir("u1")) })
+	if err := e.sync(t, pod).Error(); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := mountLine(t, dir)
-	if strings.Count(mountInfoText(t), " "+dir+" ") != 1 || !strings.Contains(line, " - tmpfs ") || !strings.Contains(line, "size=1024k") {
-		t.Fatalf("want one tmpfs of 1Mi on %s, mountinfo line %q", dir, line)
+	if !strings.Contains(mountLine(t, real), " - tmpfs ") {
+		t.Fatalf("no tmpfs on %s", real)
 	}
 	ctx := context.Background()
 	if err := e.m.KillPod(ctx, pod, e.status(t, pod).ToPod(), nil); err != nil {
@@ -283,7 +267,7 @@ func TestEmptyDirInMemoryIsATmpfsUnmountedOnRemoval(t *testing.T) {
 	if err := e.m.GarbageCollect(ctx, func(types.UID) bool { return true }); err != nil {
 		t.Fatalf("GarbageCollect: %v", err)
 	}
-	if mountLine(t, dir) != "" {
+	if mountLine(t, real) != "" {
 		t.Fatal("the tmpfs is still mounted")
 	}
 	if _, err := os.Stat(e.m.podDir("u1")); !os.IsNotExist(err) {

@@ -75,7 +75,9 @@ func loadCluster(t testing.TB) clusterEnv {
 }
 
 // joinCluster gives the harness's agent its own node credentials and a
-// namespace with a default ServiceAccount, and returns the namespace.
+// namespace with what kube-controller-manager would put there (the default
+// ServiceAccount and the kube-root-ca.crt ConfigMap, which the
+// kube-api-access token volume reads), and returns the namespace.
 func (h *agentHarness) joinCluster(c clusterEnv) string {
 	h.t.Helper()
 	dir := filepath.Join(filepath.Dir(h.manifests), "node-credentials")
@@ -94,6 +96,11 @@ func (h *agentHarness) joinCluster(c clusterEnv) string {
 	if _, err := c.admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		h.t.Fatalf("create service account: %v", err)
 	}
+	rootCA := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: ns},
+		Data: map[string]string{"ca.crt": clusterCA(h.t, c)}}
+	if _, err := c.admin.CoreV1().ConfigMaps(ns).Create(ctx, rootCA, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		h.t.Fatalf("create kube-root-ca.crt: %v", err)
+	}
 	h.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -104,14 +111,14 @@ func (h *agentHarness) joinCluster(c clusterEnv) string {
 	return ns
 }
 
-// apiPod is a busybox pod bound to the harness's node.
+// apiPod is a busybox pod bound to the harness's node. Like a pod users
+// write, it leaves automountServiceAccountToken alone: the API server's
+// ServiceAccount admission gives it the kube-api-access token volume.
 func (h *agentHarness) apiPod(ns, name string, grace int64) *corev1.Pod {
-	no := false
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.PodSpec{
 			NodeName:                      h.node,
-			AutomountServiceAccountToken:  &no,
 			TerminationGracePeriodSeconds: &grace,
 			Containers: []corev1.Container{{
 				Name: "main", Image: h.env.Image, ImagePullPolicy: corev1.PullIfNotPresent,

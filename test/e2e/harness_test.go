@@ -23,6 +23,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/internal/mount"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -138,6 +139,14 @@ func (h *agentHarness) cleanup() {
 	for _, sb := range sbs {
 		_ = rs.StopPodSandbox(ctx, sb.Id)
 		_ = rs.RemovePodSandbox(ctx, sb.Id)
+	}
+	// The stopped agent leaves its volumes mounted (secret, projected and
+	// token volumes are tmpfs), as the kubelet does: unmount them so the
+	// test's directory can go.
+	if _, err := os.Stat(h.rootDir); err == nil {
+		if err := mount.UnmountBelow(h.rootDir); err != nil {
+			h.t.Logf("cleanup: unmount volumes: %v", err)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/volumes"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
 )
@@ -28,6 +29,7 @@ const trapSleep = `trap "exit 0" TERM; sleep 3600 & wait`
 type runtimeCase struct {
 	t   *testing.T
 	m   *cri.Manager
+	vm  *volumes.VolumeManager // the pod's volumes; the runtime reads them
 	pod *corev1.Pod
 	cfg cri.Config
 }
@@ -44,7 +46,10 @@ func newRuntimeCase(t *testing.T) *runtimeCase {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	rc := &runtimeCase{t: t, cfg: cfg, m: cri.NewManager(env.runtime(t), env.images(t), clock.RealClock{}, testr.NewWithOptions(t, testr.Options{Verbosity: 2}), cfg)}
+	log := testr.NewWithOptions(t, testr.Options{Verbosity: 2})
+	rc := &runtimeCase{t: t, cfg: cfg, m: cri.NewManager(env.runtime(t), env.images(t), clock.RealClock{}, log, cfg),
+		vm: volumes.New(nil, nil, nil, nil, clock.RealClock{}, nil, log, volumes.Config{RootDir: cfg.RootDir})}
+	rc.m.SetVolumeGetter(rc.vm)
 	grace := int64(10)
 	rc.pod = &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "rt-" + suffix, Namespace: "nodekit-e2e", UID: types.UID("uid-" + suffix)},

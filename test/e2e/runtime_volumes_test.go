@@ -17,7 +17,8 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// syncUntil runs SyncPod with fresh statuses until cond holds.
+// syncUntil sets up the pod's volumes and runs SyncPod with fresh statuses
+// until cond holds.
 func (rc *runtimeCase) syncUntil(ctx context.Context, what string, cond func(*noderuntime.PodStatus) bool) *noderuntime.PodStatus {
 	rc.t.Helper()
 	deadline := time.Now().Add(settle)
@@ -28,6 +29,9 @@ func (rc *runtimeCase) syncUntil(ctx context.Context, what string, cond func(*no
 		}
 		if time.Now().After(deadline) {
 			rc.t.Fatalf("%s did not happen within %s; containers: %s", what, settle, describeContainers(st))
+		}
+		if err := rc.vm.SetUpPod(ctx, rc.pod); err != nil {
+			rc.t.Fatalf("SetUpPod: %v", err)
 		}
 		if err := rc.m.SyncPod(ctx, rc.pod, st).Error(); err != nil {
 			rc.t.Fatalf("SyncPod: %v", err)
@@ -102,6 +106,12 @@ func TestRuntimeManagerVolumesAndPodDirectory(t *testing.T) {
 	}
 	if err := rc.m.KillPod(ctx, rc.pod, rc.status(ctx).ToPod(), nil); err != nil {
 		t.Fatalf("KillPod: %v", err)
+	}
+	if err := rc.vm.TearDownPod(ctx, rc.pod); err != nil {
+		t.Fatalf("TearDownPod: %v", err)
+	}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), string(rc.pod.UID)) {
+		t.Error("the tmpfs of the pod is still mounted after TearDownPod")
 	}
 	if err := rc.m.GarbageCollect(ctx, func(uid types.UID) bool { return uid == rc.pod.UID }); err != nil {
 		t.Fatalf("GarbageCollect: %v", err)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cri
+package mount
 
 import (
 	"bufio"
@@ -17,10 +17,10 @@ import (
 // mountInfo is the kernel's table of this process's mounts.
 const mountInfo = "/proc/self/mountinfo"
 
-// ensureTmpfs mounts a tmpfs on dir unless one is mounted there already;
+// EnsureTmpfs mounts a tmpfs on dir unless one is mounted there already;
 // size in bytes, 0 for the kernel's default (half the memory).
-func ensureTmpfs(dir string, size int64) error {
-	points, err := mountPoints()
+func EnsureTmpfs(dir string, size int64) error {
+	points, err := Points()
 	if err != nil {
 		return err
 	}
@@ -41,9 +41,9 @@ func ensureTmpfs(dir string, size int64) error {
 	return nil
 }
 
-// unmountBelow unmounts every mount at or below dir, deepest first.
-func unmountBelow(dir string) error {
-	points, err := mountPoints()
+// UnmountBelow unmounts every mount at or below dir, deepest first.
+func UnmountBelow(dir string) error {
+	points, err := Points()
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,8 @@ func unmountBelow(dir string) error {
 	return nil
 }
 
-// mountPoints returns the set of mount points of this process.
-func mountPoints() (map[string]bool, error) {
+// Points returns the set of mount points of this process.
+func Points() (map[string]bool, error) {
 	f, err := os.Open(mountInfo)
 	if err != nil {
 		return nil, err
