@@ -13,6 +13,7 @@ import (
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/stats"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
@@ -25,8 +26,9 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server and the prober. Pass it
-// to New, then swap a piece with fx.Decorate or fx.Replace.
+// manager, the node status reporter, the HTTP server, the prober and the
+// stats provider. Pass it to New, then swap a piece with fx.Decorate or
+// fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
 		agent.Module,
@@ -38,6 +40,7 @@ func Defaults() fx.Option {
 		nodestatus.Module,
 		server.Module,
 		prober.Module,
+		stats.Module,
 	)
 }
 
@@ -58,7 +61,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 	all := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger { return fxLogger{log.WithName("fx")} }),
 		shared(cfg, log),
-		fx.Invoke(runOnStart),
+		fx.Invoke(runOnStart, serveStats),
 	}
 	return fx.New(append(all, opts...)...)
 }
@@ -66,7 +69,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
 		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
-			cfg.statusConfig(), cfg.nodeStatusConfig()),
+			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
 			func() clock.WithTicker { return clock.RealClock{} },

@@ -22,7 +22,7 @@ type handlers struct {
 
 // newHandler builds the routes. Patterns with a method also answer HEAD, and
 // the mux answers 405 to other methods on a known path and 404 elsewhere.
-func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger) http.Handler {
+func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger) *http.ServeMux {
 	h := &handlers{pods: pods, checks: checks, log: log}
 	mux := http.NewServeMux()
 	if pods != nil {
