@@ -89,7 +89,6 @@ func ptrU(p *int64) *uint64 {
 	return &v
 }
 
-
 // podFixture is one ready pod of two running containers (and an exited
 // earlier instance of the first), plus a pod of another agent.
 func podFixture(f *fakeRuntime) {

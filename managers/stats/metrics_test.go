@@ -14,7 +14,9 @@ import (
 
 type summaryFunc func(ctx context.Context, only bool) (*statsapi.Summary, error)
 
-func (f summaryFunc) Summary(ctx context.Context, only bool) (*statsapi.Summary, error) { return f(ctx, only) }
+func (f summaryFunc) Summary(ctx context.Context, only bool) (*statsapi.Summary, error) {
+	return f(ctx, only)
+}
 
 func TestResourceMetricsHaveTheKubeletsNamesLabelsAndTimes(t *testing.T) {
 	t.Parallel()
