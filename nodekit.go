@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/stats"
@@ -26,8 +27,8 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server, the prober and the
-// stats provider. Pass it to New, then swap a piece with fx.Decorate or
+// manager, the node status reporter, the HTTP server, the prober, the
+// stats provider and the container log rotation. Pass it to New, then swap a piece with fx.Decorate or
 // fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -41,6 +42,7 @@ func Defaults() fx.Option {
 		server.Module,
 		prober.Module,
 		stats.Module,
+		logs.Module,
 	)
 }
 
@@ -68,7 +70,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/status"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -29,6 +30,8 @@ type runParams struct {
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
+	Logs       logs.Manager `optional:"true"`
+	Config     Config
 	Log        logr.Logger
 }
 
@@ -48,6 +51,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
+	}
+	if p.Logs != nil && p.Config.Runtime != RuntimeSim { // the sim writes no log files
+		runnables["container logs"] = p.Logs.Run
 	}
 	if r, ok := p.Events.(interface{ Run(context.Context) error }); ok {
 		runnables["events"] = r.Run
