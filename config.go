@@ -79,8 +79,11 @@ type Config struct {
 	PodWorkers podworkers.Config
 	// CRI configures the CRI runtime manager.
 	CRI cri.Config
-	// Server configures the HTTP server. Port defaults to 10255 in
-	// DefaultConfig; 0 turns the server off.
+	// Server configures the node's HTTP servers: the read-only port (Port,
+	// 10255 in DefaultConfig; 0 turns it off) and the authenticated
+	// kubelet API on SecurePort (10250 in DefaultConfig; it runs only with
+	// a Kubeconfig). The CLI turns the read-only port off by default when
+	// the node joins a cluster, as the kubelet's readOnlyPort 0.
 	Server server.Config
 	// Sim configures the simulated runtime when Runtime is "sim". Defaults
 	// to no latency and every image present.
@@ -96,11 +99,12 @@ type Config struct {
 
 // DefaultConfig returns a Config with every default filled in that cannot
 // be left to a zero value: the node name from the host name, the root dir,
-// and the server on 127.0.0.1:10255.
+// the read-only server on 127.0.0.1:10255 and the secure one on
+// 127.0.0.1:10250.
 func DefaultConfig() Config {
 	return Config{
 		RootDir: "/var/lib/nodekit",
-		Server:  server.Config{Address: "127.0.0.1", Port: 10255},
+		Server:  server.Config{Address: "127.0.0.1", Port: server.DefaultPort, SecurePort: server.DefaultSecurePort},
 	}
 }
 
@@ -140,6 +144,7 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
 	c.Logs.InstanceID = c.InstanceID
+	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
 		if err != nil {
@@ -185,6 +190,15 @@ func (c Config) statusConfig() status.Config {
 func (c Config) nodeStatusConfig() nodestatus.Config {
 	return nodestatus.Config{
 		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
-		RootDir: c.RootDir, KubeletPort: c.Server.Port,
+		RootDir: c.RootDir, KubeletPort: c.kubeletPort(),
 	}
+}
+
+// kubeletPort is the port the node advertises in daemonEndpoints: the
+// secure port when it runs (a joined cluster), else the read-only port.
+func (c Config) kubeletPort() int {
+	if c.Kubeconfig != "" && c.Server.SecurePort != 0 {
+		return c.Server.SecurePort
+	}
+	return c.Server.Port
 }

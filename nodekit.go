@@ -105,6 +105,7 @@ func wiring() fx.Option {
 			func() *deletionSafety { return &deletionSafety{} },
 			func(d *deletionSafety) status.DeletionSafety { return d },
 			func(a *agent.Agent) server.PodLister { return a },
+			func(c Config) *server.Configz { return &server.Configz{Config: c} },
 			func(a *agent.Agent) nodestatus.HealthSource { return agentHealth{a} },
 			func(rt noderuntime.Runtime) nodestatus.RuntimeInfo { return rt },
 			fx.Annotate(healthChecks, fx.ResultTags(`group:"healthchecks,flatten"`)),

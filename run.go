@@ -25,6 +25,7 @@ type runParams struct {
 	Shutdowner fx.Shutdowner
 	Agent      *agent.Agent
 	Server     *server.Server
+	Secure     *server.SecureServer
 	Statuses   status.Manager
 	NodeStatus nodestatus.Manager
 	Client     kubernetes.Interface `optional:"true"`
@@ -47,7 +48,7 @@ func runOnStart(p runParams) {
 		wg     sync.WaitGroup
 	)
 	runnables := map[string]func(context.Context) error{
-		"agent": p.Agent.Run, "server": p.Server.Run, "status manager": p.Statuses.Run,
+		"agent": p.Agent.Run, "server": p.Server.Run, "secure server": p.Secure.Run, "status manager": p.Statuses.Run,
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run

@@ -23,13 +23,18 @@ type statsRoutesParams struct {
 	fx.In
 
 	Server *server.Server
-	Stats  stats.Provider `optional:"true"`
+	Secure *server.SecureServer `optional:"true"`
+	Stats  stats.Provider       `optional:"true"`
 }
 
-// serveStats adds /stats/summary and /metrics/resource to the server when
-// a stats provider is in the app.
+// serveStats adds /stats/summary and /metrics/resource to the read-only
+// and secure servers when a stats provider is in the app.
 func serveStats(p statsRoutesParams) {
-	if p.Stats != nil {
-		p.Server.ServeStats(p.Stats)
+	if p.Stats == nil {
+		return
+	}
+	p.Server.ServeStats(p.Stats)
+	if p.Secure != nil {
+		p.Secure.ServeStats(p.Stats)
 	}
 }

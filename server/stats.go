@@ -43,6 +43,26 @@ func (s *Server) ServeStats(p StatsProvider) {
 	registerStats(s.mux, p, s.log)
 }
 
+// ServeStats adds the stats routes (see Server.ServeStats) to the secure
+// port, where they need the nodes/stats (/stats/*) and nodes/metrics
+// (/metrics/*) rights. Call it before Run or Serve. A nil p adds nothing.
+func (s *SecureServer) ServeStats(p StatsProvider) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = p
+}
+
+// registerStats adds the stats routes to the secure port's mux when
+// ServeStats gave a provider.
+func (s *SecureServer) registerStats(mux *http.ServeMux) {
+	s.mu.Lock()
+	p := s.stats
+	s.mu.Unlock()
+	if p != nil {
+		registerStats(mux, p, s.log)
+	}
+}
+
 // registerStats adds the stats routes to mux.
 func registerStats(mux *http.ServeMux, p StatsProvider, log logr.Logger) {
 	mux.HandleFunc("GET /stats/summary", func(w http.ResponseWriter, r *http.Request) {

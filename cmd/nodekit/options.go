@@ -30,7 +30,8 @@ type options struct {
 	rootDir         string
 	cgroupRoot      string
 	address         string
-	port            int
+	port            optionalPort
+	server          serverOptions
 	maxPods         int
 	fileCheck       time.Duration
 	kubeconfig      string
@@ -64,7 +65,10 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
-	fs.IntVar(&o.port, "port", def.Server.Port, "port of the read-only HTTP server (/pods, /healthz); 0 turns it off")
+	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d, and 0 with --kubeconfig)", def.Server.Port))
+	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
+	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
+	o.addServerFlags(fs)
 	fs.IntVar(&o.maxPods, "max-pods", 110, "most pods this node runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig that joins the node to a cluster (a node's own credentials suffice)")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 50, "requests per second to the API server")
@@ -112,7 +116,9 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		if f.Changed {
 			continue
 		}
-		if err := f.Value.Set(scalar(v)); err != nil {
+		// fs.Set, unlike f.Value.Set, marks the flag as set and warns about
+		// a deprecated name.
+		if err := fs.Set(f.Name, scalar(v)); err != nil {
 			return fmt.Errorf("config file %s: field %q: %w", path, key, err)
 		}
 	}
@@ -156,7 +162,7 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.NodeIP = o.nodeIP
 	cfg.Agent.MaxPods = o.maxPods
 	cfg.Server.Address = o.address
-	cfg.Server.Port = o.port
+	o.applyServer(&cfg)
 	cfg.PLEG.Kind = pleg.Kind(o.pleg)
 	cfg.CRI.ClusterDNS = o.clusterDNS
 	cfg.CRI.ClusterDomain = o.clusterDomain
