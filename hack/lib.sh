@@ -159,3 +159,8 @@ CP_SERVICE_CIDR=${CP_SERVICE_CIDR:-10.251.0.0/24}
 # Pinned in hack/tools/metrics-server/go.mod; v0.9.x supports Kubernetes 1.34+.
 METRICS_SERVER_VERSION=0.9.0
 METRICS_SERVER_BIN="$NODEKIT_CACHE/bin/metrics-server-$METRICS_SERVER_VERSION/metrics-server"
+# metrics-server listens on an address of its own bridge: the aggregator
+# reaches it through Endpoints, which may not hold a loopback address.
+METRICS_SERVER_BRIDGE=${METRICS_SERVER_BRIDGE:-nkms0}
+METRICS_SERVER_ADDRESS=${METRICS_SERVER_ADDRESS:-10.254.0.1}
+METRICS_SERVER_PORT=${METRICS_SERVER_PORT:-4443}
