@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
@@ -94,6 +95,10 @@ type Config struct {
 	// Volumes configures the volume manager. Its RootDir is RootDir.
 	// Defaults to the kubelet's settings.
 	Volumes volumes.Config
+	// Logs is the container log rotation policy (not used with the
+	// simulated runtime, which writes no logs). Defaults to the kubelet's:
+	// 10Mi, 5 files, checked every 10s.
+	Logs logs.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -142,6 +147,7 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.NodeName = c.NodeName
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
+	c.Logs.InstanceID = c.InstanceID
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
 	if c.Manifests != "" {
@@ -172,7 +178,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -11,9 +11,11 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/stats"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
@@ -28,8 +30,9 @@ import (
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
 // manager, the node status reporter, the HTTP server, the prober, the
-// API object caches and the volume manager. Pass it
-// to New, then swap a piece with fx.Decorate or fx.Replace.
+// API object caches, the volume manager, the stats provider and the
+// container log rotation. Pass it to New, then swap a piece with
+// fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
 		agent.Module,
@@ -43,6 +46,8 @@ func Defaults() fx.Option {
 		prober.Module,
 		objects.Module,
 		volumes.Module,
+		stats.Module,
+		logs.Module,
 	)
 }
 
@@ -63,15 +68,15 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 	all := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger { return fxLogger{log.WithName("fx")} }),
 		shared(cfg, log),
-		fx.Invoke(runOnStart),
+		fx.Invoke(runOnStart, serveStats),
 	}
 	return fx.New(append(all, opts...)...)
 }
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes,
-			cfg.statusConfig(), cfg.nodeStatusConfig()),
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Logs,
+			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
 			func() clock.WithTicker { return clock.RealClock{} },

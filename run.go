@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/status"
@@ -32,6 +33,8 @@ type runParams struct {
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
+	Logs       logs.Manager `optional:"true"`
+	Config     Config
 	Log        logr.Logger
 	Objects    objects.Manager       `optional:"true"`
 	Tokens     objects.TokenManager  `optional:"true"`
@@ -55,6 +58,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
+	}
+	if p.Logs != nil && p.Config.Runtime != RuntimeSim { // the sim writes no log files
+		runnables["container logs"] = p.Logs.Run
 	}
 	type runner interface{ Run(context.Context) error }
 	if r, ok := p.Events.(runner); ok {

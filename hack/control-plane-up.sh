@@ -8,10 +8,13 @@
 #   2. run control-plane-down.sh, which clears what an earlier run left;
 #   3. make throwaway certificates with openssl in $CP_PKI: a cluster CA (it
 #      signs the apiserver's serving cert, the admin and node client certs),
-#      a service-account key pair, and a separate etcd CA (so no cluster
+#      a service-account key pair, a front-proxy CA and client certificate
+#      for the aggregation layer, and a separate etcd CA (so no cluster
 #      client certificate can talk to etcd directly);
 #   4. start etcd on $CP_ETCD_CLIENT_URL (TLS, client certs required) and
-#      kube-apiserver on $CP_APISERVER_URL, detached, logging to $CP_DIR;
+#      kube-apiserver on $CP_APISERVER_URL, detached, logging to $CP_DIR,
+#      with the aggregation layer configured (requestheader CA, proxy client
+#      certificate, routing to endpoints since there is no kube-proxy);
 #   5. wait (at most 60 s) until /readyz answers ok;
 #   6. create what kube-controller-manager would: the default ServiceAccount
 #      and the kube-root-ca.crt ConfigMap in namespace default;
@@ -45,6 +48,15 @@ fail_with_log() {
 	die "$1"
 }
 
+# make_front_proxy_pki makes what the aggregation layer needs: the
+# front-proxy CA signs the client certificate the apiserver shows extension
+# apiservers (metrics-server), which trust it through the requestheader
+# settings.
+make_front_proxy_pki() {
+	new_ca "$CP_PKI/front-proxy-ca" nodekit-test-front-proxy-ca
+	sign_cert "$CP_PKI/front-proxy-ca" "$CP_PKI/front-proxy-client" /CN=front-proxy-client "extendedKeyUsage = clientAuth"
+}
+
 make_pki() {
 	mkdir -p "$CP_PKI"
 	chmod 0700 "$CP_PKI"
@@ -58,6 +70,7 @@ subjectAltName = DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kube
 	# The apiserver's identity towards node APIs (logs, exec).
 	sign_cert "$CP_PKI/ca" "$CP_PKI/apiserver-kubelet-client" \
 		/O=system:masters/CN=kube-apiserver-kubelet-client "extendedKeyUsage = clientAuth"
+	make_front_proxy_pki
 	new_key "$CP_PKI/sa.key"
 	openssl pkey -in "$CP_PKI/sa.key" -pubout -out "$CP_PKI/sa.pub" 2>/dev/null || die "openssl cannot write sa.pub"
 	new_ca "$CP_PKI/etcd-ca" nodekit-test-etcd-ca
@@ -133,6 +146,13 @@ start_apiserver() {
 		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
 		--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname \
+		--requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
+		--requestheader-allowed-names=front-proxy-client \
+		--requestheader-username-headers=X-Remote-User \
+		--requestheader-group-headers=X-Remote-Group \
+		--requestheader-extra-headers-prefix=X-Remote-Extra- \
+		--proxy-client-cert-file="$pki/front-proxy-client.crt" --proxy-client-key-file="$pki/front-proxy-client.key" \
+		--enable-aggregator-routing=true \
 		--profiling=false \
 		--v=1 \
 		"${extra_args[@]}"
@@ -215,6 +235,8 @@ check_ports() {
 if [ -n "$apiserver_only" ]; then
 	[ -n "$(private_etcd_pids)" ] || die "etcd is not running: run $0 without --apiserver-only"
 	"$here/control-plane-down.sh" --apiserver-only
+	# A control plane brought up before the aggregation layer was configured.
+	[ -f "$CP_PKI/front-proxy-client.crt" ] || make_front_proxy_pki
 	(: <"/dev/tcp/127.0.0.1/$CP_APISERVER_PORT") 2>/dev/null &&
 		die "127.0.0.1:$CP_APISERVER_PORT is taken by another program"
 	start_apiserver

@@ -29,7 +29,7 @@ const RuntimeCheckName = "runtime"
 
 // newHandler builds the routes. Patterns with a method also answer HEAD, and
 // the mux answers 405 to other methods on a known path and 404 elsewhere.
-func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger, includeRuntime bool) http.Handler {
+func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger, includeRuntime bool) *http.ServeMux {
 	h := &handlers{pods: pods, checks: checks, log: log, includeRuntime: includeRuntime}
 	mux := http.NewServeMux()
 	h.register(mux, gatherer)

@@ -59,8 +59,9 @@ type SecureServer struct {
 	cfg  Config
 	deps SecureDeps
 
-	mu   sync.Mutex
-	addr net.Addr
+	mu    sync.Mutex
+	addr  net.Addr
+	stats StatsProvider // set by ServeStats
 }
 
 // NewSecure returns the secure server. It does no I/O: certificates are
@@ -155,6 +156,7 @@ func (s *SecureServer) routes() *http.ServeMux {
 	}
 	st := &streams{pods: s.deps.Pods, runtime: s.deps.Runtime, clk: s.deps.Clock, log: s.log}
 	st.register(mux)
+	s.registerStats(mux)
 	mux.HandleFunc("GET /runningpods/", s.serveRunningPods)
 	if s.deps.Configz != nil {
 		mux.HandleFunc("GET /configz", s.serveConfigz)

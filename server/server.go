@@ -41,6 +41,7 @@ type Server struct {
 	log     logr.Logger
 	cfg     Config
 	handler http.Handler
+	mux     *http.ServeMux // handler's routes; ServeStats adds to them
 
 	mu   sync.Mutex
 	addr net.Addr
@@ -53,10 +54,12 @@ type Server struct {
 // does not modify it.
 func New(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger, cfg Config) *Server {
 	log = log.WithName("server")
+	mux := newHandler(pods, checks, gatherer, log, cfg.HealthzIncludeRuntime)
 	return &Server{
 		log:     log,
 		cfg:     cfg.withDefaults(),
-		handler: newHandler(pods, checks, gatherer, log, cfg.HealthzIncludeRuntime),
+		handler: mux,
+		mux:     mux,
 	}
 }
 

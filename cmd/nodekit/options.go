@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/runtime/cri"
 )
@@ -47,6 +48,9 @@ type options struct {
 	serializeImagePulls   bool
 	maxParallelImagePulls int
 	allowedUnsafeSysctls  []string
+
+	containerLogMaxSize  string
+	containerLogMaxFiles int
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -75,6 +79,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
 	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
 	o.addConfinementFlags(fs)
+	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
+	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
 }
 
 // addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
@@ -174,5 +180,7 @@ func (o *options) config() nodekit.Config {
 	cfg.CRI.SerializeImagePulls = &o.serializeImagePulls
 	cfg.CRI.MaxParallelImagePulls = o.maxParallelImagePulls
 	cfg.Agent.AllowedUnsafeSysctls = o.allowedUnsafeSysctls
+	cfg.Logs.MaxSize = o.containerLogMaxSize
+	cfg.Logs.MaxFiles = o.containerLogMaxFiles
 	return cfg
 }

@@ -20,16 +20,6 @@ import (
 	"github.com/nodekit/nodekit"
 )
 
-// createAPIPod creates pod through the admin client.
-func createAPIPod(t *testing.T, c clusterEnv, pod *corev1.Pod) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.admin.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create pod %s: %v", pod.Name, err)
-	}
-}
-
 // findPodCondition returns the pod's condition of type ct, or nil.
 func findPodCondition(p *corev1.Pod, ct corev1.PodConditionType) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
