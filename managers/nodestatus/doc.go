@@ -56,9 +56,10 @@
 //     HealthSource that is also a HealthNotifier (nodekit's agent is: its
 //     runtime check signals each change) has the status computed and posted
 //     at once on a change, not at the next tick: a hung runtime shows as
-//     Ready False within seconds (measured 6.4s after a SIGSTOP of
-//     containerd). The runtime's Version is read with a 2s deadline, so a
-//     hung runtime never holds the post back for long.
+//     Ready False within seconds of the check failing. The runtime's
+//     Version is read with a 2s deadline, and not at all while the agent is
+//     unhealthy and a version is known, so a hung runtime never holds the
+//     post back.
 //
 // Each condition's lastHeartbeatTime is the time of the computation and its
 // lastTransitionTime changes only when its status does. The thresholds are

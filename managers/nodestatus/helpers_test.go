@@ -83,16 +83,24 @@ func (f *fakeMachine) setUsage(u *Usage) {
 	f.usage = u
 }
 
-// fakeRuntime answers Version.
+// fakeRuntime answers Version and counts the calls.
 type fakeRuntime struct {
-	mu  sync.Mutex
-	v   *noderuntime.VersionInfo
-	err error
+	mu    sync.Mutex
+	v     *noderuntime.VersionInfo
+	err   error
+	calls int
+}
+
+func (f *fakeRuntime) versionCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 func (f *fakeRuntime) Version(context.Context) (*noderuntime.VersionInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls++
 	if f.err != nil {
 		return nil, f.err
 	}

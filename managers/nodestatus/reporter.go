@@ -191,13 +191,23 @@ func (r *Reporter) gather(ctx context.Context) inputs {
 	} else {
 		in.usage = u
 	}
-	vctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
+	if in.health == nil || r.runtimeVersion == "" {
+		r.readRuntimeVersion(ctx)
+	}
+	in.runtimeVersion = r.runtimeVersion
+	return in
+}
+
+// readRuntimeVersion asks the runtime its version, within
+// runtimeVersionTimeout. gather skips it while the agent is unhealthy and a
+// version is known: the runtime may be what hangs, and the Ready condition
+// must not wait for it.
+func (r *Reporter) readRuntimeVersion(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
 	defer cancel()
-	if v, err := r.rt.Version(vctx); err != nil {
+	if v, err := r.rt.Version(ctx); err != nil {
 		r.log.Error(err, "cannot read container runtime version")
 	} else if v != nil {
 		r.runtimeVersion = v.String()
 	}
-	in.runtimeVersion = r.runtimeVersion
-	return in
 }

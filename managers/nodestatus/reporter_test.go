@@ -293,3 +293,28 @@ func TestHealthChangePostsAtOnce(t *testing.T) {
 		t.Errorf("Ready = %s %q, want False with the health message", c.Status, c.Message)
 	}
 }
+
+func TestUnhealthyAgentPostsWithoutAskingTheRuntimeItsVersion(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{})
+	h.start()
+	h.wait(eventSynced)
+	base := h.rt.versionCalls()
+	h.health.set(errors.New("runtime: container runtime did not answer a status check within 2s"))
+	h.tick()
+	if n := h.rt.versionCalls(); n != base {
+		t.Errorf("%d Version calls while unhealthy, want still %d: a hung runtime would hold the post", n, base)
+	}
+	n := h.node()
+	if c := mustCondition(t, n, corev1.NodeReady); c.Status != corev1.ConditionFalse {
+		t.Errorf("Ready = %s, want False", c.Status)
+	}
+	if v := n.Status.NodeInfo.ContainerRuntimeVersion; v != "containerd://2.4.2" {
+		t.Errorf("containerRuntimeVersion %q, want the last known one", v)
+	}
+	h.health.set(nil)
+	h.tick()
+	if n := h.rt.versionCalls(); n != base+1 {
+		t.Errorf("%d Version calls once healthy again, want %d", n, base+1)
+	}
+}
