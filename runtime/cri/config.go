@@ -119,7 +119,9 @@ type Config struct {
 	// spec has no nodeName. Defaults to "".
 	NodeName string
 	// NodeIPs are the node's addresses, for the status.hostIP and
-	// status.hostIPs downward-API fields. Defaults to none (they expand to "").
+	// status.hostIPs downward-API fields when no EnvSource is set (nodekit
+	// sets one with the node IP). Defaults to none (a status.hostIP
+	// reference then fails with CreateContainerConfigError).
 	NodeIPs []string
 	// ResolvConf is the host resolver file that gives pods with dnsPolicy
 	// Default (and ClusterFirst without ClusterDNS) their nameservers and
