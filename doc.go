@@ -28,6 +28,13 @@
 //     Started and Ready; its results come back to the sync loop, and a
 //     failed liveness (or startup) probe makes the runtime restart the
 //     container.
+//   - managers/objects: with a kubeconfig, the API objects the node's pods
+//     reference: a watch per referenced ConfigMap and Secret (the agent's
+//     registry registers its pods), service account tokens from the
+//     TokenRequest API, and a Services cache.
+//   - managers/env: each container's environment as the kubelet makes it
+//     (configMap and secret references, envFrom, the downward API, the
+//     service environment); runtime/cri asks it through a cri.EnvSource.
 //   - managers/volumes: every pod volume. The Syncer has it set up the
 //     pod's volumes (emptyDir, hostPath, configMap, secret, downwardAPI,
 //     projected with service-account tokens) before the runtime starts

@@ -12,13 +12,14 @@ import (
 
 // objectWiring connects the API object caches: the agent's registry
 // registers its pods with the objects.Manager (so the objects they
-// reference are watched), and the runtime gets a cri.EnvSource (an
-// env.Builder over the caches) when it takes one. Embedders may decorate
-// the cri.EnvSource.
+// reference are watched), the runtime gets a cri.EnvSource (an
+// env.Builder over the caches) when it takes one, and it reads image pull
+// secrets through the caches too, as the kubelet's secret manager serves
+// them. Embedders may decorate the cri.EnvSource.
 func objectWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(envSource),
-		fx.Invoke(registerPods, setEnvSource),
+		fx.Invoke(registerPods, setEnvSource, pullSecretsFromCache),
 	)
 }
 
@@ -76,5 +77,14 @@ type registerParams struct {
 func registerPods(p registerParams) {
 	if p.Objects != nil {
 		p.Registry.SetObjectRegistrar(p.Objects)
+	}
+}
+
+// pullSecretsFromCache gives the runtime the objects.Manager as its pull
+// SecretGetter. It runs after confinement's setPullSecrets (fx runs
+// invokes in order) and replaces its direct client reads.
+func pullSecretsFromCache(rt noderuntime.Runtime, p registerParams) {
+	if s, ok := rt.(secretSetter); ok && p.Objects != nil {
+		s.SetSecretGetter(p.Objects)
 	}
 }
