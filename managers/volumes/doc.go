@@ -39,7 +39,8 @@
 // started with, so it keeps the old content, as upstream. secret,
 // downwardAPI and projected volumes are on a tmpfs (sized by the pod's
 // memory limit, else the node's allocatable memory), configMap volumes on
-// disk, as the kubelet backs them; all four are mounted read-only
+// disk, as the kubelet backs them; all four have a root open to every user
+// (0777, like the kubelet's wrapped emptyDir) and are mounted read-only
 // (runtime.Volume.ReadOnly).
 //
 // configMap and secret volumes and projections honour items, defaultMode
@@ -88,7 +89,9 @@
 // the runtime reads PodVolumes. Provide another ObjectGetter (client reads,
 // another cache) or TokenGetter to change where objects and tokens come
 // from; an ObjectGetter that also implements PodRegistrar is told which
-// pods to watch objects for.
+// pods to watch objects for, and a TokenGetter that implements
+// TokenForgetter drops a pod's tokens when its volumes are torn down.
+// volumestest.Fake is a configurable fake Manager for tests.
 //
 // Not supported, each failing with an error that says so: persistent
 // volumes and every other volume type, emptyDir on huge pages,
