@@ -43,5 +43,5 @@ export NODEKIT_FAULT_CONTAINERD_DIR="$fault_dir"
 
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
-phase "end-to-end tests" go test -race -count=1 -tags e2e -timeout 40m ./test/e2e/... ./examples/...
+phase "end-to-end tests" go test -race -count=1 -tags e2e -timeout 70m ./test/e2e/... ./examples/...
 log "all tests passed"
