@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION from the Go
-# module proxy into $KUBE_BIN_DIR, once. A second call finds binaries there
-# that report the right versions and returns at once.
+# Builds kube-apiserver v$KUBE_VERSION, etcd v$ETCD_VERSION and kubectl
+# v$KUBE_VERSION (for the e2e tests: logs, exec, port-forward through the API
+# server) from the Go module proxy into $KUBE_BIN_DIR, once. A second call
+# finds binaries there that report the right versions and returns at once;
+# only what is missing or stale is built.
 #
 # `go install k8s.io/kubernetes/cmd/kube-apiserver@v...` is refused (that
 # module, like etcd's server module, has replace directives), so both are
@@ -12,8 +14,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 tools_dir="$here/tools"
 
-# binaries_current reports whether both binaries exist and report the pinned
-# versions.
+# kubectl_current reports whether kubectl exists and reports the pinned
+# version.
+kubectl_current() {
+	[ -x "$KUBECTL_BIN" ] || return 1
+	local out
+	out=$("$KUBECTL_BIN" version --client 2>/dev/null) || return 1
+	grep -qx "Client Version: v$KUBE_VERSION" <<<"$out"
+}
+
+# binaries_current reports whether kube-apiserver and etcd exist and report
+# the pinned versions.
 binaries_current() {
 	[ -x "$KUBE_APISERVER_BIN" ] && [ -x "$ETCD_BIN" ] || return 1
 	[ "$("$KUBE_APISERVER_BIN" --version 2>/dev/null)" = "Kubernetes v$KUBE_VERSION" ] || return 1
@@ -49,8 +60,31 @@ ldflags() {
 	echo "${flags[*]}"
 }
 
+build_kubectl() {
+	log "building kubectl v$KUBE_VERSION (2 to 5 minutes on 2 cores once the control plane is built, once)"
+	local start=$SECONDS tmp
+	mkdir -p "$NODEKIT_CACHE/bin" "$KUBE_BIN_DIR"
+	tmp=$(mktemp -d "$NODEKIT_CACHE/bin/.kubectl-build.XXXXXX")
+	(cd "$tools_dir" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath \
+		-ldflags "$(ldflags)" -o "$tmp/kubectl" k8s.io/kubernetes/cmd/kubectl) || {
+		rm -rf "$tmp"
+		die "building kubectl failed"
+	}
+	mv -f "$tmp/kubectl" "$KUBECTL_BIN"
+	rm -rf "$tmp"
+	kubectl_current || die "the built kubectl does not report v$KUBE_VERSION"
+	log "built kubectl into $KUBE_BIN_DIR in $((SECONDS - start))s"
+}
+
 if binaries_current; then
 	log "kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION ready in $KUBE_BIN_DIR"
+	if kubectl_current; then
+		log "kubectl v$KUBE_VERSION ready in $KUBE_BIN_DIR"
+	else
+		command -v go >/dev/null || die "go not found in PATH: install Go (see hack/tools/go.mod) to build kubectl"
+		check_pins
+		build_kubectl
+	fi
 	exit 0
 fi
 command -v go >/dev/null || die "go not found in PATH: install Go (see hack/tools/go.mod) to build the control plane"
@@ -73,3 +107,4 @@ mv -f "$tmp/kube-apiserver" "$KUBE_APISERVER_BIN"
 mv -f "$tmp/etcd" "$ETCD_BIN"
 binaries_current || die "the built binaries do not report kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION"
 log "built kube-apiserver and etcd into $KUBE_BIN_DIR in $((SECONDS - start))s"
+kubectl_current || build_kubectl

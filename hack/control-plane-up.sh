@@ -142,6 +142,7 @@ start_apiserver() {
 		--endpoint-reconciler-type=none \
 		--kubelet-client-certificate="$pki/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$pki/apiserver-kubelet-client.key" \
+		--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname \
 		--requestheader-client-ca-file="$pki/front-proxy-ca.crt" \
 		--requestheader-allowed-names=front-proxy-client \
 		--requestheader-username-headers=X-Remote-User \
@@ -209,6 +210,7 @@ write_env() {
 			NODEKIT_KUBE_CA_FILE "$CP_PKI/ca.crt" \
 			NODEKIT_KUBE_APISERVER_BIN "$KUBE_APISERVER_BIN" \
 			NODEKIT_ETCD_BIN "$ETCD_BIN" \
+			NODEKIT_KUBECTL "$KUBECTL_BIN" \
 			NODEKIT_NODE_CREDENTIALS "$here/node-credentials.sh" \
 			NODEKIT_CONTROL_PLANE_UP "$here/control-plane-up.sh" \
 			NODEKIT_CONTROL_PLANE_DOWN "$here/control-plane-down.sh"

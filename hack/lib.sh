@@ -133,6 +133,7 @@ ETCD_VERSION=3.7.3
 KUBE_BIN_DIR="$NODEKIT_CACHE/bin/kube-$KUBE_VERSION"
 KUBE_APISERVER_BIN="$KUBE_BIN_DIR/kube-apiserver"
 ETCD_BIN="$KUBE_BIN_DIR/etcd"
+KUBECTL_BIN="$KUBE_BIN_DIR/kubectl"
 
 # Everything of a run lives under CP_DIR: certificates, etcd's data, logs, pid
 # files, kubeconfigs and the env file tests source.
