@@ -26,11 +26,12 @@ need_root
 log "private containerd and control plane (kube-apiserver + etcd)"
 # CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
-	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+	trap 'bash "$here/metrics-server-down.sh" >/dev/null 2>&1 || true; bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
 phase "containerd (hack/containerd-up.sh; a cold build takes minutes)" bash "$here/containerd-up.sh"
 phase "control plane (hack/control-plane-up.sh; a cold build takes minutes)" bash "$here/control-plane-up.sh"
 phase "loopback registries (hack/registry-up.sh)" bash "$here/registry-up.sh"
+phase "metrics-server (hack/metrics-server-up.sh; a cold build takes minutes)" bash "$here/metrics-server-up.sh"
 
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
