@@ -100,7 +100,9 @@ func TestNodeAPISecurePortAuthentication(t *testing.T) {
 	if _, err := c.admin.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.admin.RbacV1().ClusterRoleBindings().Delete(context.Background(), user, metav1.DeleteOptions{})
+	})
 	userCert := signClientCert(t, pki, user)
 	// The binding reaches the authorizer's cache within a moment; a denial
 	// is cached 30 s, so ask only once the binding is visible to a review.
