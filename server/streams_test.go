@@ -248,7 +248,7 @@ func TestStreamRoutesRefuseWhatTheyCannotServe(t *testing.T) {
 		method, path string
 		want         int
 	}{
-		{"POST", "/exec/ns/web/main?command=ls", http.StatusBadRequest},          // no stream asked for
+		{"POST", "/exec/ns/web/main?command=ls", http.StatusBadRequest},           // no stream asked for
 		{"POST", "/exec/ns/nosuch/main?command=ls&output=1", http.StatusNotFound}, // no pod
 		{"POST", "/exec/ns/web/other/main?command=ls&output=1", http.StatusNotFound},
 		{"POST", "/exec/ns/web/sidecar?command=ls&output=1", http.StatusNotFound}, // no container
