@@ -26,6 +26,8 @@ case "${1:-}" in
 esac
 
 cp_lock
+# metrics-server first, while the API server can still unregister it.
+[ -n "$apiserver_only" ] || bash "$here/metrics-server-down.sh"
 
 # ours FINDER PIDFILE prints the pids to stop: the pid file's (if FINDER
 # confirms it) and any other FINDER lists.

@@ -165,3 +165,8 @@ METRICS_SERVER_BIN="$NODEKIT_CACHE/bin/metrics-server-$METRICS_SERVER_VERSION/me
 METRICS_SERVER_BRIDGE=${METRICS_SERVER_BRIDGE:-nkms0}
 METRICS_SERVER_ADDRESS=${METRICS_SERVER_ADDRESS:-10.254.0.1}
 METRICS_SERVER_PORT=${METRICS_SERVER_PORT:-4443}
+# The API server refuses to proxy to a loopback node address and the
+# metrics-server scrapes nodes at their InternalIP: test nodes take this
+# address (on the same bridge), and one iptables rule redirects connections
+# to it onto loopback, where the agents listen.
+NODEKIT_NODE_ADDRESS=${NODEKIT_NODE_ADDRESS:-10.254.0.2}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stops the metrics-server of metrics-server-up.sh and unregisters it: the
 # APIService first (an unavailable aggregated API makes API discovery fail
-# for every client), then its Service and EndpointSlice, and the
-# address on its bridge. Safe to run when nothing is up.
+# for every client), then its Service and EndpointSlice, the node
+# address's iptables rule and the bridge. Safe to run when nothing is up.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -22,6 +22,7 @@ fi
 mapfile -t pids < <(private_metrics_server_pids)
 stop_pids metrics-server "${pids[@]}"
 rm -f "$MS_PID" "$MS_ENV_FILE"
+while node_redirect_rule -D 2>/dev/null; do :; done
 if ip link show "$METRICS_SERVER_BRIDGE" >/dev/null 2>&1; then
 	ip link del "$METRICS_SERVER_BRIDGE" || log "cannot remove bridge $METRICS_SERVER_BRIDGE"
 fi

@@ -26,3 +26,10 @@ private_metrics_server_pids() {
 ms_kubectl() {
 	"${KUBECTL:-kubectl}" --kubeconfig "$CP_ADMIN_KUBECONFIG" --request-timeout 10s "$@"
 }
+
+# node_redirect_rule ACTION adds (-A) or deletes (-D) the nat OUTPUT rule
+# that sends connections to $NODEKIT_NODE_ADDRESS to loopback, same port.
+node_redirect_rule() {
+	iptables -t nat "$1" OUTPUT -d "$NODEKIT_NODE_ADDRESS/32" -p tcp \
+		-m comment --comment "nodekit-node-address:$NODEKIT_TEST_DIR" -j REDIRECT
+}

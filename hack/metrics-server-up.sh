@@ -10,6 +10,10 @@
 #      $METRICS_SERVER_ADDRESS/32: the aggregator (with
 #      --enable-aggregator-routing, there is no kube-proxy) dials the
 #      Service's endpoint, and Endpoints may not hold a loopback address;
+#      and the node address $NODEKIT_NODE_ADDRESS/32, with an iptables rule
+#      that redirects connections to it onto loopback: a test node reports
+#      it as its InternalIP (the API server will not proxy to loopback), and
+#      its agent keeps listening on 127.0.0.1;
 #   3. start metrics-server on $METRICS_SERVER_ADDRESS:$METRICS_SERVER_PORT
 #      (a self-signed serving certificate; the admin kubeconfig for the API
 #      and for delegated authn/authz), scraping each node's InternalIP on the
@@ -43,7 +47,10 @@ if ! ip link show "$METRICS_SERVER_BRIDGE" >/dev/null 2>&1; then
 fi
 ip addr replace "$METRICS_SERVER_ADDRESS/32" dev "$METRICS_SERVER_BRIDGE" ||
 	die "cannot give $METRICS_SERVER_BRIDGE the address $METRICS_SERVER_ADDRESS"
+ip addr replace "$NODEKIT_NODE_ADDRESS/32" dev "$METRICS_SERVER_BRIDGE" ||
+	die "cannot give $METRICS_SERVER_BRIDGE the node address $NODEKIT_NODE_ADDRESS"
 ip link set "$METRICS_SERVER_BRIDGE" up
+node_redirect_rule -A || die "cannot add the iptables rule redirecting $NODEKIT_NODE_ADDRESS to loopback"
 
 mkdir -p "$MS_DIR/certs"
 [ -f "$MS_LOG" ] && mv -f "$MS_LOG" "$MS_LOG.prev"
@@ -115,7 +122,8 @@ done
 	echo "# Written by hack/metrics-server-up.sh; source it: . $MS_ENV_FILE"
 	printf 'export %s=%q\n' \
 		NODEKIT_METRICS_SERVER "https://$METRICS_SERVER_ADDRESS:$METRICS_SERVER_PORT" \
-		NODEKIT_METRICS_SERVER_VERSION "v$METRICS_SERVER_VERSION"
+		NODEKIT_METRICS_SERVER_VERSION "v$METRICS_SERVER_VERSION" \
+		NODEKIT_NODE_ADDRESS "$NODEKIT_NODE_ADDRESS"
 } >"$MS_ENV_FILE.tmp"
 mv -f "$MS_ENV_FILE.tmp" "$MS_ENV_FILE"
 log "metrics-server v$METRICS_SERVER_VERSION available as metrics.k8s.io/v1beta1; use it with: . $MS_ENV_FILE"

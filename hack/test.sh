@@ -33,11 +33,12 @@ fault_lab=(env NODEKIT_TEST_DIR="$fault_dir" CNI_NETWORK=nodekit-fault CNI_BRIDG
 	CNI_SUBNET=10.247.0.0/24 CGROUP_PARENT=nodekit-fault)
 # CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
-	trap 'bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true; "${fault_lab[@]}" bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
+	trap 'bash "$here/metrics-server-down.sh" >/dev/null 2>&1 || true; bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true; "${fault_lab[@]}" bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
 fi
 phase "containerd (hack/containerd-up.sh; a cold build takes minutes)" bash "$here/containerd-up.sh"
 phase "control plane (hack/control-plane-up.sh; a cold build takes minutes)" bash "$here/control-plane-up.sh"
 phase "loopback registries (hack/registry-up.sh)" bash "$here/registry-up.sh"
+phase "metrics-server (hack/metrics-server-up.sh; a cold build takes minutes)" bash "$here/metrics-server-up.sh"
 phase "disruptable containerd for the fault tests ($fault_dir)" "${fault_lab[@]}" bash "$here/containerd-up.sh"
 export NODEKIT_FAULT_CONTAINERD_DIR="$fault_dir"
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
@@ -199,8 +201,14 @@ func (s *streams) serveRun(w http.ResponseWriter, r *http.Request) {
 // responder reports a failed proxy connection.
 type responder struct{ log logr.Logger }
 
-// Error implements proxy.ErrorResponder.
+// Error implements proxy.ErrorResponder: the code of an API status error
+// (400 for a request that is not an upgrade), else 500 as the kubelet's.
 func (r *responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
-	r.log.Error(err, "error while proxying a stream")
-	http.Error(w, err.Error(), http.StatusInternalServerError)
+	code := http.StatusInternalServerError
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Code != 0 {
+		code = int(status.Status().Code)
+	}
+	r.log.Error(err, "error while proxying a stream", "code", code)
+	http.Error(w, err.Error(), code)
 }

@@ -27,6 +27,8 @@ type clusterEnv struct {
 	adminKubeconfig string
 	credentials     string // hack/node-credentials.sh
 	up, down        string // control-plane-up.sh / -down.sh
+	kubectl         string // kubectl of the cluster's version (hack/build-control-plane.sh)
+	caFile          string // the cluster CA; its directory holds the control plane's PKI
 	admin           kubernetes.Interface
 }
 
@@ -51,7 +53,8 @@ func loadCluster(t testing.TB) clusterEnv {
 		return vars[k]
 	}
 	env := clusterEnv{adminKubeconfig: get("NODEKIT_KUBECONFIG"), credentials: get("NODEKIT_NODE_CREDENTIALS"),
-		up: get("NODEKIT_CONTROL_PLANE_UP"), down: get("NODEKIT_CONTROL_PLANE_DOWN")}
+		up: get("NODEKIT_CONTROL_PLANE_UP"), down: get("NODEKIT_CONTROL_PLANE_DOWN"),
+		kubectl: get("NODEKIT_KUBECTL"), caFile: get("NODEKIT_KUBE_CA_FILE")}
 	fail := t.Skipf
 	if os.Getenv("CI") == "true" {
 		fail = t.Fatalf

@@ -43,6 +43,8 @@ type agentHarness struct {
 	logs       *syncBuffer
 	// kubeconfig, when set, joins the agent to the private control plane.
 	kubeconfig string
+	// configure, when set, changes the agent's configuration before start.
+	configure func(*nodekit.Config)
 }
 
 // newAgentHarness prepares (but does not start) an agent for one test.
@@ -88,6 +90,9 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg.Server.Port = h.port
 	cfg.Server.SecurePort = h.securePort
 	cfg.Kubeconfig = h.kubeconfig
+	if h.configure != nil {
+		h.configure(&cfg)
+	}
 	return cfg
 }
 
