@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // joinedAgent starts an agent joined to the control plane on its node
@@ -83,16 +82,6 @@ func startAPIPod(t *testing.T, c clusterEnv, pod *corev1.Pod) *corev1.Pod {
 	t.Helper()
 	createAPIPod(t, c, pod)
 	return waitAPIPod(t, c, pod.Namespace, pod.Name, 2*time.Minute, "running", apiRunning)
-}
-
-// createAPIPod creates pod through the API server.
-func createAPIPod(t *testing.T, c clusterEnv, pod *corev1.Pod) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.admin.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create pod %s: %v", pod.Name, err)
-	}
 }
 
 // lineReader reads lines from a running command's stdout.
