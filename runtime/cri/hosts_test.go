@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 func TestManagedHostsFileContent(t *testing.T) {
@@ -78,6 +80,10 @@ func TestEtcHostsIsMountedIntoContainers(t *testing.T) {
 			e := newTestEnv(t, func(cfg *Config) { cfg.NodeHostsFile = nodeHosts })
 			pod := newPod("u1", "app")
 			c.mutate(pod)
+			// The volume manager's part: the container's own /etc/hosts volume.
+			vols := &fakeVolumes{}
+			vols.set(pod.UID, map[string]noderuntime.Volume{"h": {HostPath: nodeHosts}})
+			e.m.SetVolumeGetter(vols)
 			if err := e.sync(t, pod).Error(); err != nil {
 				t.Fatalf("sync: %v", err)
 			}
