@@ -4,6 +4,9 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestSubresourcesForFollowTheKubeletMapping(t *testing.T) {
@@ -62,5 +65,26 @@ func TestAttributesNameTheNode(t *testing.T) {
 	if at.GetVerb() != "create" || at.GetResource() != "nodes" || at.GetSubresource() != "proxy" || at.GetName() != "node-1" ||
 		at.GetAPIVersion() != "v1" || at.GetAPIGroup() != "" || !at.IsResourceRequest() || at.GetPath() != "/exec/ns/pod/c" {
 		t.Errorf("attributes = %+v", at)
+	}
+}
+
+func TestProbeMetricsAreTheProbersOnly(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "prober_probe_total"}),
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "kubelet_pleg_relist_total"}))
+	mfs, err := prefixGatherer{reg, "prober_"}.Gather()
+	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "prober_probe_total" {
+		t.Errorf("probe metrics = %v (err %v), want prober_probe_total only", mfs, err)
+	}
+}
+
+func TestHTTPServersUseTheKubeletsTimeouts(t *testing.T) {
+	t.Parallel()
+	s := Config{}.withDefaults().httpServer(nil)
+	if s.IdleTimeout != 90*time.Second || s.ReadTimeout != 4*time.Hour || s.WriteTimeout != 4*time.Hour ||
+		s.ReadHeaderTimeout != 10*time.Second || s.MaxHeaderBytes != 1<<20 {
+		t.Errorf("server timeouts idle %v read %v write %v header %v max header %d", s.IdleTimeout, s.ReadTimeout,
+			s.WriteTimeout, s.ReadHeaderTimeout, s.MaxHeaderBytes)
 	}
 }
