@@ -11,8 +11,9 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// criCPU converts the runtime's CPU usage; UsageNanoCores, when the
-// runtime leaves it empty, comes from the previous reading. nil when the
+// criCPU converts the runtime's CPU usage. UsageNanoCores is the
+// runtime's when it gives one (containerd 2 does; the cache is then left
+// alone), else computed from the readings under key. nil when the
 // runtime gave no cumulative usage.
 func (p *CRI) criCPU(key string, u *runtimeapi.CpuUsage, r *round) *statsapi.CPUStats {
 	if u.GetUsageCoreNanoSeconds() == nil {
@@ -27,7 +28,7 @@ func (p *CRI) criCPU(key string, u *runtimeapi.CpuUsage, r *round) *statsapi.CPU
 	if n := u.GetUsageNanoCores(); n != nil {
 		cpu.UsageNanoCores = ptr(n.GetValue())
 	} else {
-		cpu.UsageNanoCores = p.cpu.nanoCores(key, at, usage, !r.only)
+		cpu.UsageNanoCores = p.cpu.nanoCores(key, at, usage)
 	}
 	return cpu
 }

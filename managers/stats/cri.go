@@ -81,14 +81,13 @@ func (p *CRI) NodeStats(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.N
 	if err != nil {
 		return nil, fmt.Errorf("node cpu and memory: %w", err)
 	}
-	update := !onlyCPUAndMemory
 	ns := &statsapi.NodeStats{
 		NodeName:  p.cfg.NodeName,
 		StartTime: metav1.NewTime(boot),
-		CPU:       p.cgroupCPU(nodeCPUKey, now, cg, update),
+		CPU:       p.cgroupCPU(nodeCPUKey, now, cg),
 		Memory:    cgroupMemory(now, cg, capacity),
 	}
-	if sc := p.podsContainer(now, boot, update); sc != nil {
+	if sc := p.podsContainer(now, boot); sc != nil {
 		ns.SystemContainers = []statsapi.ContainerStats{*sc}
 	}
 	if onlyCPUAndMemory {
@@ -109,7 +108,7 @@ func (p *CRI) NodeStats(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.N
 
 // podsContainer is the "pods" system container: the cgroup that holds every
 // pod (CgroupRoot/kubepods), nil without pod cgroups.
-func (p *CRI) podsContainer(now, boot time.Time, update bool) *statsapi.ContainerStats {
+func (p *CRI) podsContainer(now, boot time.Time) *statsapi.ContainerStats {
 	if p.cfg.CgroupRoot == "" {
 		return nil
 	}
@@ -122,7 +121,7 @@ func (p *CRI) podsContainer(now, boot time.Time, update bool) *statsapi.Containe
 	return &statsapi.ContainerStats{
 		Name:      statsapi.SystemContainerPods,
 		StartTime: metav1.NewTime(boot),
-		CPU:       p.cgroupCPU(podsCPUKey, now, cg, update),
+		CPU:       p.cgroupCPU(podsCPUKey, now, cg),
 		Memory:    cgroupMemory(now, cg, 0),
 	}
 }
@@ -171,12 +170,12 @@ func (p *CRI) criFs(u *runtimeapi.FilesystemUsage, now time.Time) *statsapi.FsSt
 }
 
 // cgroupCPU turns a cgroup reading into CPUStats, with UsageNanoCores from
-// the previous reading under key.
-func (p *CRI) cgroupCPU(key string, now time.Time, cg cgroupStats, update bool) *statsapi.CPUStats {
+// the readings under key.
+func (p *CRI) cgroupCPU(key string, now time.Time, cg cgroupStats) *statsapi.CPUStats {
 	return &statsapi.CPUStats{
 		Time:                 metav1.NewTime(now),
 		UsageCoreNanoSeconds: ptr(cg.cpuUsageNanos),
-		UsageNanoCores:       p.cpu.nanoCores(key, now, cg.cpuUsageNanos, update),
+		UsageNanoCores:       p.cpu.nanoCores(key, now, cg.cpuUsageNanos),
 	}
 }
 

@@ -23,8 +23,11 @@
 // cpuacct.usage; memory.usage_in_bytes, working set = usage -
 // total_inactive_file as cadvisor computes it; cgroup v2: cpu.stat and
 // memory.current / memory.stat) when Config.CgroupRoot names the pod
-// cgroups' root. UsageNanoCores, when the runtime leaves it empty, is the
-// average since the previous full reading. The node's figures come from the
+// cgroups' root. UsageNanoCores, when the runtime leaves it empty (and
+// always for the node and the "pods" system container), is the average over
+// the last interval of at least 10 s between readings of either mode (the
+// kubelet's housekeeping interval; closer readings repeat the last rate, and
+// a reading older than 10 minutes is not used). The node's figures come from the
 // host: the root cgroup for CPU and memory, /proc/meminfo for capacity,
 // statfs of Config.RootDir (nodefs), /proc/sys/kernel/{pid_max,threads-max}
 // and /proc/loadavg for the pid limit, /proc/net/dev for interfaces, and the
@@ -44,7 +47,8 @@
 // # Concurrency
 //
 // [CRI]'s methods are safe for concurrent use; each call reads afresh. The
-// CPU cache behind UsageNanoCores is updated by full readings only, so that
-// CPU-and-memory-only scrapes (metrics-server's) do not shrink the window
-// the full summary averages over, as in the kubelet.
+// CPU cache behind UsageNanoCores is updated by readings of both modes, so
+// that CPU-and-memory-only scrapes alone (metrics-server's, with nothing
+// taking full summaries) still see a recent rate; every pod list drops the
+// readings of the pods and containers it no longer names.
 package stats

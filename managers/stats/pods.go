@@ -77,9 +77,7 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 	slices.SortFunc(out, func(a, b statsapi.PodStats) int {
 		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
 	})
-	if !onlyCPUAndMemory {
-		p.cpu.prune(r.seen)
-	}
+	p.cpu.prune(r.seen)
 	return out, nil
 }
 
@@ -204,7 +202,7 @@ func (p *CRI) fillFromCgroup(key, path string, cpu **statsapi.CPUStats, mem **st
 		return
 	}
 	if cpuMissing {
-		*cpu = p.cgroupCPU(key, r.now, cg, !r.only)
+		*cpu = p.cgroupCPU(key, r.now, cg)
 	}
 	if memMissing {
 		*mem = cgroupMemory(r.now, cg, 0)
