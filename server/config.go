@@ -22,9 +22,14 @@ const DefaultSecurePort = 10250
 // Config configures the read-only server and the secure server. The zero
 // value is valid and means both are turned off.
 type Config struct {
-	// Address is the IP address or host name both servers listen on.
-	// Defaults to "127.0.0.1".
+	// Address is the IP address or host name the read-only server listens
+	// on. Defaults to "127.0.0.1".
 	Address string `json:"address,omitempty"`
+	// SecureAddress is the IP address or host name the secure server
+	// listens on. The node advertises its InternalIP and SecurePort to the
+	// API server, which dials it for logs, exec and stats, so the default
+	// is every address, as the kubelet's --address. Defaults to "0.0.0.0".
+	SecureAddress string `json:"secureAddress,omitempty"`
 	// Port is the read-only port: /pods, /healthz and /metrics over plain
 	// HTTP with no authentication. 0 turns it off. Defaults to 0 (off);
 	// nodekit's CLI sets DefaultPort (10255) for a standalone node and 0
@@ -73,12 +78,13 @@ type Config struct {
 	AuthorizationAllowedCacheTTL time.Duration `json:"authorizationAllowedCacheTTL,omitempty"`
 	AuthorizationDeniedCacheTTL  time.Duration `json:"authorizationDeniedCacheTTL,omitempty"`
 
-	// HealthzIncludeRuntime makes the aggregate /healthz fail when the check
-	// named "runtime" fails. The kubelet's /healthz does not (the runtime's
-	// health goes into the node's Ready condition), so a supervisor that
-	// restarts the agent on a failing /healthz does not restart it for the
-	// runtime's fault; /healthz/runtime always serves the check. Defaults to
-	// false.
+	// HealthzIncludeRuntime makes the aggregate /healthz fail when the
+	// checks named "runtime" or "pleg" fail. The kubelet's /healthz does not
+	// (their health goes into the node's Ready condition), so a supervisor
+	// that restarts the agent on a failing /healthz does not restart it for
+	// the runtime's fault (a hung or restarting containerd also fails the
+	// PLEG's relists); /healthz/runtime and /healthz/pleg always serve the
+	// checks. Defaults to false.
 	HealthzIncludeRuntime bool `json:"healthzIncludeRuntime,omitempty"`
 
 	// ReadHeaderTimeout bounds how long a client may take to send a
@@ -136,6 +142,12 @@ func (c Config) Validate() error {
 				c.Address, strings.Join(errs, "; "))
 		}
 	}
+	if c.SecureAddress != "" && net.ParseIP(c.SecureAddress) == nil {
+		if errs := validation.IsDNS1123Subdomain(c.SecureAddress); len(errs) > 0 {
+			return fmt.Errorf("server secureAddress %q: not an IP address or host name: %s",
+				c.SecureAddress, strings.Join(errs, "; "))
+		}
+	}
 	if c.Port != 0 {
 		if err := c.checkReadOnlyAddress(); err != nil {
 			return err
@@ -185,6 +197,9 @@ func isLoopback(addr string) bool {
 func (c Config) withDefaults() Config {
 	if c.Address == "" {
 		c.Address = "127.0.0.1"
+	}
+	if c.SecureAddress == "" {
+		c.SecureAddress = "0.0.0.0"
 	}
 	setDuration(&c.ReadHeaderTimeout, 10*time.Second)
 	setDuration(&c.IdleTimeout, 90*time.Second)

@@ -57,7 +57,7 @@ func TestConfigValidate(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	t.Parallel()
 	got := Config{}.withDefaults()
-	want := Config{Address: "127.0.0.1", Port: 0, ReadHeaderTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second,
+	want := Config{Address: "127.0.0.1", SecureAddress: "0.0.0.0", Port: 0, ReadHeaderTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second,
 		IdleTimeout: 90 * time.Second, ReadTimeout: 4 * time.Hour, WriteTimeout: 4 * time.Hour,
 		AuthenticationCacheTTL: 2 * time.Minute, AuthorizationAllowedCacheTTL: 5 * time.Minute, AuthorizationDeniedCacheTTL: 30 * time.Second}
 	if got != want {
@@ -69,7 +69,7 @@ func TestConfigDefaults(t *testing.T) {
 	if !got.Disabled() {
 		t.Errorf("the zero value with defaults is not disabled; Port 0 must stay off")
 	}
-	set := Config{Address: "::1", Port: 8080, ReadHeaderTimeout: time.Second, ShutdownTimeout: time.Second,
+	set := Config{Address: "::1", SecureAddress: "10.0.0.1", Port: 8080, ReadHeaderTimeout: time.Second, ShutdownTimeout: time.Second,
 		IdleTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, AuthenticationCacheTTL: time.Second,
 		AuthorizationAllowedCacheTTL: time.Second, AuthorizationDeniedCacheTTL: time.Second, CertDir: "/pki"}
 	if got := set.withDefaults(); got != set {

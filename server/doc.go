@@ -26,12 +26,15 @@
 //	/healthz/<name>  one check; 404 for a name no check has
 //	/metrics         the gatherer in the Prometheus text format (404 without one)
 //
-// The aggregate /healthz leaves out the check named "runtime"
-// ([RuntimeCheckName]) unless Config.HealthzIncludeRuntime is set: as the
-// kubelet's, it does not fail when the container runtime is down (the
-// runtime's health goes into the node's Ready condition), so a supervisor
-// that restarts the agent on a failing /healthz does not restart it for the
-// runtime's fault. /healthz/runtime always serves the runtime check.
+// The aggregate /healthz leaves out the checks named "runtime" and "pleg"
+// ([RuntimeCheckName], [PLEGCheckName]) unless Config.HealthzIncludeRuntime
+// is set: as the kubelet's, it does not fail when the container runtime is
+// down or hung (their health goes into the node's Ready condition), so a
+// supervisor that restarts the agent on a failing /healthz does not restart
+// it for the runtime's fault. /healthz/runtime and /healthz/pleg always
+// serve the checks. The secure server listens on Config.SecureAddress
+// (every address by default, as the kubelet's --address), the read-only
+// server on Config.Address (loopback by default).
 //
 // # The secure port ([SecureServer])
 //

@@ -36,23 +36,22 @@ func (c namedCheck) Check() error { return c.err }
 func ExampleServer_Handler() {
 	pods := staticPods{{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}}}
 	checks := []server.HealthCheck{
-		namedCheck{name: "syncloop"},
-		namedCheck{name: "pleg", err: errors.New("relist has not run for 3m5s")},
+		namedCheck{name: "syncloop", err: errors.New("sync loop was last seen 3m5s ago")},
+		namedCheck{name: "pleg"},
 	}
 	h := server.New(pods, checks, nil, logr.Discard(), server.Config{}).Handler()
 
-	for _, path := range []string{"/healthz", "/healthz/syncloop", "/pods"} {
+	for _, path := range []string{"/healthz", "/healthz/pleg", "/pods"} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		fmt.Printf("GET %s: %d\n%s\n", path, rec.Code, rec.Body)
 	}
 	// Output:
 	// GET /healthz: 500
-	// [+]syncloop ok
-	// [-]pleg failed: relist has not run for 3m5s
+	// [-]syncloop failed: sync loop was last seen 3m5s ago
 	// healthz check failed
 	//
-	// GET /healthz/syncloop: 200
+	// GET /healthz/pleg: 200
 	// ok
 	// GET /pods: 200
 	// {"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"web","namespace":"default"},"spec":{"containers":null},"status":{}}]}

@@ -23,9 +23,12 @@ type handlers struct {
 	includeRuntime bool
 }
 
-// RuntimeCheckName is the name of the health check that the aggregate
-// /healthz leaves out unless Config.HealthzIncludeRuntime is set.
-const RuntimeCheckName = "runtime"
+// RuntimeCheckName and PLEGCheckName name the health checks that the
+// aggregate /healthz leaves out unless Config.HealthzIncludeRuntime is set.
+const (
+	RuntimeCheckName = "runtime"
+	PLEGCheckName    = "pleg"
+)
 
 // newHandler builds the routes. Patterns with a method also answer HEAD, and
 // the mux answers 405 to other methods on a known path and 404 elsewhere.
@@ -72,8 +75,9 @@ func (h *handlers) servePods(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// serveHealthz runs every check but, unless includeRuntime, the one named
-// RuntimeCheckName (the kubelet's /healthz does not fail for the runtime).
+// serveHealthz runs every check but, unless includeRuntime, the ones named
+// RuntimeCheckName and PLEGCheckName (the kubelet's /healthz does not fail
+// for the runtime or the PLEG: they go into the node's Ready condition).
 // With all passing it answers "ok" (or, with
 // ?verbose, one line per check and "healthz check passed"); otherwise 500
 // with one line per check and "healthz check failed".
@@ -81,7 +85,7 @@ func (h *handlers) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	var out strings.Builder
 	var failed []string
 	for _, c := range h.checks {
-		if c.Name() == RuntimeCheckName && !h.includeRuntime {
+		if (c.Name() == RuntimeCheckName || c.Name() == PLEGCheckName) && !h.includeRuntime {
 			continue
 		}
 		if err := c.Check(); err != nil {

@@ -100,23 +100,32 @@ func TestHealthz(t *testing.T) {
 		},
 		{
 			name:     "verbose lists every passing check",
-			checks:   []server.HealthCheck{check{name: "syncloop"}, check{name: "pleg"}},
+			checks:   []server.HealthCheck{check{name: "syncloop"}, check{name: "log"}},
 			path:     "/healthz?verbose",
 			wantCode: http.StatusOK,
-			wantBody: "[+]syncloop ok\n[+]pleg ok\nhealthz check passed\n",
+			wantBody: "[+]syncloop ok\n[+]log ok\nhealthz check passed\n",
 		},
 		{
 			name: "a failing check is named with its reason",
 			checks: []server.HealthCheck{
-				check{name: "syncloop"},
-				failing("pleg", "pleg was last seen active 3m1s ago"),
+				failing("syncloop", "sync loop was last seen active 3m1s ago"),
 				failing("runtime", "container runtime is down"),
 			},
 			path:     "/healthz",
 			wantCode: http.StatusInternalServerError,
-			wantBody: "[+]syncloop ok\n" +
-				"[-]pleg failed: pleg was last seen active 3m1s ago\n" +
+			wantBody: "[-]syncloop failed: sync loop was last seen active 3m1s ago\n" +
 				"healthz check failed\n",
+		},
+		{
+			name: "failing runtime and PLEG checks leave the aggregate healthy, as the kubelet's",
+			checks: []server.HealthCheck{
+				check{name: "syncloop"},
+				failing("pleg", "10 relists in a row failed"),
+				failing("runtime", "container runtime is down"),
+			},
+			path:     "/healthz?verbose",
+			wantCode: http.StatusOK,
+			wantBody: "[+]syncloop ok\nhealthz check passed\n",
 		},
 		{
 			name:     "a failing runtime check leaves the aggregate healthy, as the kubelet's",

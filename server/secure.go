@@ -94,7 +94,7 @@ func (s *SecureServer) Run(ctx context.Context) error {
 			"securePort", s.cfg.SecurePort)
 		return nil
 	}
-	addr := net.JoinHostPort(s.cfg.Address, strconv.Itoa(s.cfg.SecurePort))
+	addr := net.JoinHostPort(s.cfg.SecureAddress, strconv.Itoa(s.cfg.SecurePort))
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {

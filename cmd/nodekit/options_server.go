@@ -14,6 +14,7 @@ type serverOptions struct {
 	readOnlyPort             optionalPort
 	readOnlyOnAnyAddress     bool
 	securePort               int
+	secureAddress            string
 	tlsCertFile, tlsKeyFile  string
 	certDir                  string
 	rotateServerCertificates bool
@@ -27,6 +28,7 @@ type serverOptions struct {
 func (o *options) addServerFlags(fs *pflag.FlagSet) {
 	s := &o.server
 	fs.BoolVar(&s.readOnlyOnAnyAddress, "unauthenticated-read-only-port-on-any-address", false, "allow the read-only port, which serves pod specs to anyone with no authentication, on an --address that is not loopback")
+	fs.StringVar(&s.secureAddress, "secure-address", "0.0.0.0", "IP address the secure port listens on (the node advertises its InternalIP to the API server, which dials it for logs, exec and stats)")
 	fs.IntVar(&s.securePort, "secure-port", server.DefaultSecurePort, "port of the kubelet API over TLS with authentication and authorization through the API server (logs, exec, attach, port-forward); it runs only with --kubeconfig; 0 turns it off")
 	fs.StringVar(&s.tlsCertFile, "tls-cert-file", "", "serving certificate of the secure port (default: a self-signed one in --cert-dir)")
 	fs.StringVar(&s.tlsKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
@@ -34,7 +36,7 @@ func (o *options) addServerFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.rotateServerCertificates, "rotate-server-certificates", false, "request the serving certificate with a kubernetes.io/kubelet-serving CertificateSigningRequest and renew it before it expires")
 	fs.StringVar(&s.clientCAFile, "client-ca-file", "", "CA bundle that client certificates are verified against (default: the cluster CA of --kubeconfig)")
 	fs.BoolVar(&s.anonymousAuth, "anonymous-auth", false, "let requests without credentials to the secure port through as system:anonymous (still authorized)")
-	fs.BoolVar(&s.healthzIncludeRuntime, "healthz-include-runtime", false, "make /healthz fail when the runtime check fails (the kubelet's does not: the runtime's health goes into the node's Ready condition; /healthz/runtime always serves it)")
+	fs.BoolVar(&s.healthzIncludeRuntime, "healthz-include-runtime", false, "make /healthz fail when the runtime or PLEG check fails (the kubelet's does not: their health goes into the node's Ready condition; /healthz/runtime and /healthz/pleg always serve them)")
 }
 
 // applyServer sets cfg.Server from the flags. The read-only port defaults
@@ -54,6 +56,7 @@ func (o *options) applyServer(cfg *nodekit.Config) {
 	}
 	cfg.Server.UnauthenticatedReadOnlyPortOnAnyAddress = s.readOnlyOnAnyAddress
 	cfg.Server.SecurePort = s.securePort
+	cfg.Server.SecureAddress = s.secureAddress
 	cfg.Server.TLSCertFile = s.tlsCertFile
 	cfg.Server.TLSPrivateKeyFile = s.tlsKeyFile
 	cfg.Server.CertDir = s.certDir
