@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
@@ -78,8 +79,11 @@ type Config struct {
 	PodWorkers podworkers.Config
 	// CRI configures the CRI runtime manager.
 	CRI cri.Config
-	// Server configures the HTTP server. Port defaults to 10255 in
-	// DefaultConfig; 0 turns the server off.
+	// Server configures the node's HTTP servers: the read-only port (Port,
+	// 10255 in DefaultConfig; 0 turns it off) and the authenticated
+	// kubelet API on SecurePort (10250 in DefaultConfig; it runs only with
+	// a Kubeconfig). The CLI turns the read-only port off by default when
+	// the node joins a cluster, as the kubelet's readOnlyPort 0.
 	Server server.Config
 	// Sim configures the simulated runtime when Runtime is "sim". Defaults
 	// to no latency and every image present.
@@ -87,15 +91,20 @@ type Config struct {
 	// Prober configures the liveness, readiness and startup probes.
 	// Defaults to the kubelet's settings.
 	Prober prober.Config
+	// Logs is the container log rotation policy (not used with the
+	// simulated runtime, which writes no logs). Defaults to the kubelet's:
+	// 10Mi, 5 files, checked every 10s.
+	Logs logs.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
 // be left to a zero value: the node name from the host name, the root dir,
-// and the server on 127.0.0.1:10255.
+// the read-only server on 127.0.0.1:10255 and the secure one on
+// 127.0.0.1:10250.
 func DefaultConfig() Config {
 	return Config{
 		RootDir: "/var/lib/nodekit",
-		Server:  server.Config{Address: "127.0.0.1", Port: 10255},
+		Server:  server.Config{Address: "127.0.0.1", Port: server.DefaultPort, SecurePort: server.DefaultSecurePort},
 	}
 }
 
@@ -134,6 +143,8 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.NodeName = c.NodeName
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
+	c.Logs.InstanceID = c.InstanceID
+	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
 		if err != nil {
@@ -162,7 +173,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Logs} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -179,6 +190,15 @@ func (c Config) statusConfig() status.Config {
 func (c Config) nodeStatusConfig() nodestatus.Config {
 	return nodestatus.Config{
 		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
-		RootDir: c.RootDir, KubeletPort: c.Server.Port,
+		RootDir: c.RootDir, KubeletPort: c.kubeletPort(),
 	}
+}
+
+// kubeletPort is the port the node advertises in daemonEndpoints: the
+// secure port when it runs (a joined cluster), else the read-only port.
+func (c Config) kubeletPort() int {
+	if c.Kubeconfig != "" && c.Server.SecurePort != 0 {
+		return c.Server.SecurePort
+	}
+	return c.Server.Port
 }

@@ -11,8 +11,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/stats"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
@@ -25,8 +27,9 @@ import (
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
-// manager, the node status reporter, the HTTP server and the prober. Pass it
-// to New, then swap a piece with fx.Decorate or fx.Replace.
+// manager, the node status reporter, the HTTP server, the prober, the
+// stats provider and the container log rotation. Pass it to New, then swap a piece with fx.Decorate or
+// fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
 		agent.Module,
@@ -38,6 +41,8 @@ func Defaults() fx.Option {
 		nodestatus.Module,
 		server.Module,
 		prober.Module,
+		stats.Module,
+		logs.Module,
 	)
 }
 
@@ -58,15 +63,15 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 	all := []fx.Option{
 		fx.WithLogger(func() fxevent.Logger { return fxLogger{log.WithName("fx")} }),
 		shared(cfg, log),
-		fx.Invoke(runOnStart),
+		fx.Invoke(runOnStart, serveStats),
 	}
 	return fx.New(append(all, opts...)...)
 }
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober,
-			cfg.statusConfig(), cfg.nodeStatusConfig()),
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs,
+			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
 			func() clock.WithTicker { return clock.RealClock{} },
@@ -100,6 +105,7 @@ func wiring() fx.Option {
 			func() *deletionSafety { return &deletionSafety{} },
 			func(d *deletionSafety) status.DeletionSafety { return d },
 			func(a *agent.Agent) server.PodLister { return a },
+			func(c Config) *server.Configz { return &server.Configz{Config: c} },
 			func(a *agent.Agent) nodestatus.HealthSource { return agentHealth{a} },
 			func(rt noderuntime.Runtime) nodestatus.RuntimeInfo { return rt },
 			fx.Annotate(healthChecks, fx.ResultTags(`group:"healthchecks,flatten"`)),

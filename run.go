@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/status"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -24,11 +25,14 @@ type runParams struct {
 	Shutdowner fx.Shutdowner
 	Agent      *agent.Agent
 	Server     *server.Server
+	Secure     *server.SecureServer
 	Statuses   status.Manager
 	NodeStatus nodestatus.Manager
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
+	Logs       logs.Manager `optional:"true"`
+	Config     Config
 	Log        logr.Logger
 }
 
@@ -44,10 +48,13 @@ func runOnStart(p runParams) {
 		wg     sync.WaitGroup
 	)
 	runnables := map[string]func(context.Context) error{
-		"agent": p.Agent.Run, "server": p.Server.Run, "status manager": p.Statuses.Run,
+		"agent": p.Agent.Run, "server": p.Server.Run, "secure server": p.Secure.Run, "status manager": p.Statuses.Run,
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
+	}
+	if p.Logs != nil && p.Config.Runtime != RuntimeSim { // the sim writes no log files
+		runnables["container logs"] = p.Logs.Run
 	}
 	if r, ok := p.Events.(interface{ Run(context.Context) error }); ok {
 		runnables["events"] = r.Run

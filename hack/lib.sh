@@ -154,3 +154,8 @@ CP_ETCD_PEER_URL=${CP_ETCD_PEER_URL:-https://127.0.0.1:23800}
 CP_APISERVER_PORT=${CP_APISERVER_PORT:-6444}
 CP_APISERVER_URL="https://127.0.0.1:$CP_APISERVER_PORT"
 CP_SERVICE_CIDR=${CP_SERVICE_CIDR:-10.251.0.0/24}
+
+# ---- metrics-server (build-metrics-server.sh, metrics-server-up.sh) ----
+# Pinned in hack/tools/metrics-server/go.mod; v0.9.x supports Kubernetes 1.34+.
+METRICS_SERVER_VERSION=0.9.0
+METRICS_SERVER_BIN="$NODEKIT_CACHE/bin/metrics-server-$METRICS_SERVER_VERSION/metrics-server"

@@ -107,11 +107,17 @@ func ExampleAsHealthCheck() {
 		fmt.Println(err)
 		return
 	}
-	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	fmt.Print(rec.Code, "\n", rec.Body)
+	// The aggregate /healthz leaves the runtime out, as the kubelet's
+	// (Config.HealthzIncludeRuntime puts it back); /healthz/runtime serves it.
+	for _, path := range []string{"/healthz", "/healthz/runtime"} {
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		fmt.Print(path, " ", rec.Code, "\n", rec.Body, "\n")
+	}
 	// Output:
-	// 500
+	// /healthz 200
+	// ok
+	// /healthz/runtime 500
 	// [-]runtime failed: runtime network not ready
 	// healthz check failed
 }

@@ -18,14 +18,27 @@ type handlers struct {
 	pods   PodLister
 	checks []HealthCheck
 	log    logr.Logger
+	// includeRuntime keeps the check named RuntimeCheckName in the
+	// aggregate /healthz.
+	includeRuntime bool
 }
+
+// RuntimeCheckName is the name of the health check that the aggregate
+// /healthz leaves out unless Config.HealthzIncludeRuntime is set.
+const RuntimeCheckName = "runtime"
 
 // newHandler builds the routes. Patterns with a method also answer HEAD, and
 // the mux answers 405 to other methods on a known path and 404 elsewhere.
-func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger) http.Handler {
-	h := &handlers{pods: pods, checks: checks, log: log}
+func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger, includeRuntime bool) *http.ServeMux {
+	h := &handlers{pods: pods, checks: checks, log: log, includeRuntime: includeRuntime}
 	mux := http.NewServeMux()
-	if pods != nil {
+	h.register(mux, gatherer)
+	return mux
+}
+
+// register adds the routes both servers serve.
+func (h *handlers) register(mux *http.ServeMux, gatherer prometheus.Gatherer) {
+	if h.pods != nil {
 		mux.HandleFunc("GET /pods", h.servePods)
 	}
 	mux.HandleFunc("GET /healthz", h.serveHealthz)
@@ -33,7 +46,6 @@ func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gather
 	if gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	}
-	return mux
 }
 
 // servePods writes the pods as a v1 PodList.
@@ -60,13 +72,18 @@ func (h *handlers) servePods(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// serveHealthz runs every check. With all passing it answers "ok" (or, with
+// serveHealthz runs every check but, unless includeRuntime, the one named
+// RuntimeCheckName (the kubelet's /healthz does not fail for the runtime).
+// With all passing it answers "ok" (or, with
 // ?verbose, one line per check and "healthz check passed"); otherwise 500
 // with one line per check and "healthz check failed".
 func (h *handlers) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	var out strings.Builder
 	var failed []string
 	for _, c := range h.checks {
+		if c.Name() == RuntimeCheckName && !h.includeRuntime {
+			continue
+		}
 		if err := c.Check(); err != nil {
 			failed = append(failed, c.Name())
 			fmt.Fprintf(&out, "[-]%s failed: %v\n", c.Name(), err)

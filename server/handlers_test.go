@@ -80,6 +80,7 @@ func TestHealthz(t *testing.T) {
 	tests := []struct {
 		name     string
 		checks   []server.HealthCheck
+		cfg      server.Config
 		path     string
 		wantCode int
 		wantBody string
@@ -115,8 +116,29 @@ func TestHealthz(t *testing.T) {
 			wantCode: http.StatusInternalServerError,
 			wantBody: "[+]syncloop ok\n" +
 				"[-]pleg failed: pleg was last seen active 3m1s ago\n" +
-				"[-]runtime failed: container runtime is down\n" +
 				"healthz check failed\n",
+		},
+		{
+			name:     "a failing runtime check leaves the aggregate healthy, as the kubelet's",
+			checks:   []server.HealthCheck{check{name: "syncloop"}, failing("runtime", "container runtime is down")},
+			path:     "/healthz?verbose",
+			wantCode: http.StatusOK,
+			wantBody: "[+]syncloop ok\nhealthz check passed\n",
+		},
+		{
+			name:     "the runtime check keeps its own route",
+			checks:   []server.HealthCheck{check{name: "syncloop"}, failing("runtime", "container runtime is down")},
+			path:     "/healthz/runtime",
+			wantCode: http.StatusInternalServerError,
+			wantBody: "[-]runtime failed: container runtime is down\nhealthz check failed\n",
+		},
+		{
+			name:     "with HealthzIncludeRuntime a failing runtime check fails the aggregate",
+			checks:   []server.HealthCheck{check{name: "syncloop"}, failing("runtime", "container runtime is down")},
+			cfg:      server.Config{HealthzIncludeRuntime: true},
+			path:     "/healthz",
+			wantCode: http.StatusInternalServerError,
+			wantBody: "[+]syncloop ok\n[-]runtime failed: container runtime is down\nhealthz check failed\n",
 		},
 		{
 			name:     "a single passing check answers ok",
@@ -143,7 +165,7 @@ func TestHealthz(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := server.New(podList(nil), tt.checks, nil, logr.Discard(), server.Config{}).Handler()
+			h := server.New(podList(nil), tt.checks, nil, logr.Discard(), tt.cfg).Handler()
 			rec := get(t, h, http.MethodGet, tt.path)
 			if rec.Code != tt.wantCode {
 				t.Errorf("status = %d, want %d", rec.Code, tt.wantCode)

@@ -1,14 +1,53 @@
 package server
 
-import "go.uber.org/fx"
+import (
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
+	"k8s.io/client-go/kubernetes"
 
-// Module provides *Server. It needs a PodLister, a prometheus.Gatherer, a
-// logr.Logger and a Config, and collects HealthCheck values from the value
-// group "healthchecks" (see AsHealthCheck). It does not run the server: the
-// agent runs it with the other subsystems.
+	noderuntime "github.com/nodekit/nodekit/runtime"
+)
+
+// Module provides *Server (the read-only port) and *SecureServer (the
+// kubelet API on the secure port). Server needs a PodLister, a
+// prometheus.Gatherer, a logr.Logger and a Config, and collects HealthCheck
+// values from the value group "healthchecks" (see AsHealthCheck);
+// SecureServer also reads, when provided, a kubernetes.Interface, a
+// runtime.Runtime and a Configz. It does not run them: the agent runs them
+// with the other subsystems.
 var Module = fx.Module("server",
 	fx.Provide(fx.Annotate(New, fx.ParamTags(``, `group:"healthchecks"`))),
+	fx.Provide(newSecureFromParams),
 )
+
+// Configz is the configuration the secure server shows on /configz.
+type Configz struct {
+	// Config is encoded as JSON.
+	Config any
+}
+
+// secureParams are SecureServer's dependencies in the fx graph.
+type secureParams struct {
+	fx.In
+
+	Pods     PodLister
+	Checks   []HealthCheck        `group:"healthchecks"`
+	Gatherer prometheus.Gatherer  `optional:"true"`
+	Client   kubernetes.Interface `optional:"true"`
+	Runtime  noderuntime.Runtime  `optional:"true"`
+	Configz  *Configz             `optional:"true"`
+	Log      logr.Logger
+	Config   Config
+}
+
+func newSecureFromParams(p secureParams) *SecureServer {
+	deps := SecureDeps{Pods: p.Pods, Checks: p.Checks, Gatherer: p.Gatherer, Client: p.Client, Runtime: p.Runtime}
+	if p.Configz != nil {
+		deps.Configz = p.Configz.Config
+	}
+	return NewSecure(deps, p.Log, p.Config)
+}
 
 // AsHealthCheck annotates a constructor whose result implements HealthCheck
 // so that fx adds it to the "healthchecks" group that Module reads:

@@ -7,14 +7,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // PodLister lists the pods the node runs, with their spec and their latest
@@ -38,75 +35,13 @@ type HealthCheck interface {
 	Check() error
 }
 
-// DefaultPort is the kubelet's read-only port. The server does not apply it
-// on its own, because Port 0 turns the server off; nodekit's default
-// configuration and the CLI set it.
-const DefaultPort = 10255
-
-// Config configures the server. The zero value is valid and means a server
-// that is turned off.
-type Config struct {
-	// Address is the IP address or host name to listen on. Defaults to
-	// "127.0.0.1".
-	Address string `json:"address,omitempty"`
-	// Port is the TCP port to listen on. 0 turns the server off, as
-	// `--port 0` does; nodekit's default configuration sets DefaultPort
-	// (10255). Defaults to 0 (off).
-	Port int `json:"port,omitempty"`
-	// ReadHeaderTimeout bounds how long a client may take to send a
-	// request's headers. Defaults to 10s.
-	ReadHeaderTimeout time.Duration `json:"readHeaderTimeout,omitempty"`
-	// ShutdownTimeout bounds the graceful shutdown once Run's context ends;
-	// connections still open after it are closed. Defaults to 5s.
-	ShutdownTimeout time.Duration `json:"shutdownTimeout,omitempty"`
-}
-
-// Disabled reports whether the configuration turns the server off (Port 0).
-func (c Config) Disabled() bool {
-	return c.Port == 0
-}
-
-// Validate checks the configuration and returns an error naming the first
-// invalid field.
-func (c Config) Validate() error {
-	if c.Port < 0 || c.Port > 65535 {
-		return fmt.Errorf("server port %d: must be between 0 and 65535", c.Port)
-	}
-	if c.Address != "" && net.ParseIP(c.Address) == nil {
-		if errs := validation.IsDNS1123Subdomain(c.Address); len(errs) > 0 {
-			return fmt.Errorf("server address %q: not an IP address or host name: %s",
-				c.Address, strings.Join(errs, "; "))
-		}
-	}
-	if c.ReadHeaderTimeout < 0 {
-		return fmt.Errorf("server readHeaderTimeout %v: must not be negative", c.ReadHeaderTimeout)
-	}
-	if c.ShutdownTimeout < 0 {
-		return fmt.Errorf("server shutdownTimeout %v: must not be negative", c.ShutdownTimeout)
-	}
-	return nil
-}
-
-// withDefaults fills the unset fields. It leaves Port alone: 0 means off.
-func (c Config) withDefaults() Config {
-	if c.Address == "" {
-		c.Address = "127.0.0.1"
-	}
-	if c.ReadHeaderTimeout == 0 {
-		c.ReadHeaderTimeout = 10 * time.Second
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = 5 * time.Second
-	}
-	return c
-}
-
 // Server is the node's read-only HTTP server. Its methods are safe for
 // concurrent use.
 type Server struct {
 	log     logr.Logger
 	cfg     Config
 	handler http.Handler
+	mux     *http.ServeMux // handler's routes; ServeStats adds to them
 
 	mu   sync.Mutex
 	addr net.Addr
@@ -119,10 +54,12 @@ type Server struct {
 // does not modify it.
 func New(pods PodLister, checks []HealthCheck, gatherer prometheus.Gatherer, log logr.Logger, cfg Config) *Server {
 	log = log.WithName("server")
+	mux := newHandler(pods, checks, gatherer, log, cfg.HealthzIncludeRuntime)
 	return &Server{
 		log:     log,
 		cfg:     cfg.withDefaults(),
-		handler: newHandler(pods, checks, gatherer, log),
+		handler: mux,
+		mux:     mux,
 	}
 }
 
@@ -146,8 +83,11 @@ func (s *Server) Addr() net.Addr {
 // configuration turns the server off.
 func (s *Server) Run(ctx context.Context) error {
 	if s.cfg.Disabled() {
-		s.log.Info("server is turned off", "port", s.cfg.Port)
+		s.log.Info("read-only server is turned off", "port", s.cfg.Port)
 		return nil
+	}
+	if err := s.cfg.checkReadOnlyAddress(); err != nil {
+		return err
 	}
 	addr := net.JoinHostPort(s.cfg.Address, strconv.Itoa(s.cfg.Port))
 	var lc net.ListenConfig
@@ -168,13 +108,16 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.addr = l.Addr()
 	s.mu.Unlock()
 
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-	}
+	return serve(ctx, s.log, s.cfg, s.handler, l)
+}
+
+// serve serves h on l with cfg's timeouts until ctx ends, then shuts down
+// gracefully for at most cfg.ShutdownTimeout and closes what is left.
+func serve(ctx context.Context, log logr.Logger, cfg Config, h http.Handler, l net.Listener) error {
+	srv := cfg.httpServer(h)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	s.log.Info("serving", "address", l.Addr().String())
+	log.Info("serving", "address", l.Addr().String())
 
 	select {
 	case err := <-done:
@@ -182,16 +125,16 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case <-ctx.Done():
 	}
 
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		s.log.Error(err, "graceful shutdown did not finish, closing connections",
-			"address", l.Addr().String(), "timeout", s.cfg.ShutdownTimeout)
+		log.Error(err, "graceful shutdown did not finish, closing connections",
+			"address", l.Addr().String(), "timeout", cfg.ShutdownTimeout)
 		_ = srv.Close()
 	}
 	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve on %s: %w", l.Addr(), err)
 	}
-	s.log.Info("stopped serving", "address", l.Addr().String())
+	log.Info("stopped serving", "address", l.Addr().String())
 	return nil
 }

@@ -131,8 +131,8 @@ func TestRunWithPortZeroIsOffAndReturnsAtOnce(t *testing.T) {
 	if err := srv.Run(ctx); err != nil {
 		t.Fatalf("Run() = %v, want nil", err)
 	}
-	if msgs := log.messages(); len(msgs) != 1 || msgs[0] != "server is turned off" {
-		t.Errorf("logged %q, want [\"server is turned off\"]", msgs)
+	if msgs := log.messages(); len(msgs) != 1 || msgs[0] != "read-only server is turned off" {
+		t.Errorf("logged %q, want [\"read-only server is turned off\"]", msgs)
 	}
 	if srv.Addr() != nil {
 		t.Errorf("Addr() = %v, want nil when off", srv.Addr())

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/runtime/cri"
 )
@@ -29,7 +30,8 @@ type options struct {
 	rootDir         string
 	cgroupRoot      string
 	address         string
-	port            int
+	port            optionalPort
+	server          serverOptions
 	maxPods         int
 	fileCheck       time.Duration
 	kubeconfig      string
@@ -46,6 +48,9 @@ type options struct {
 	serializeImagePulls   bool
 	maxParallelImagePulls int
 	allowedUnsafeSysctls  []string
+
+	containerLogMaxSize  string
+	containerLogMaxFiles int
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -61,7 +66,10 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
-	fs.IntVar(&o.port, "port", def.Server.Port, "port of the read-only HTTP server (/pods, /healthz); 0 turns it off")
+	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d, and 0 with --kubeconfig)", def.Server.Port))
+	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
+	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
+	o.addServerFlags(fs)
 	fs.IntVar(&o.maxPods, "max-pods", 110, "most pods this node runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig that joins the node to a cluster (a node's own credentials suffice)")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 50, "requests per second to the API server")
@@ -71,6 +79,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
 	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
 	o.addConfinementFlags(fs)
+	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
+	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
 }
 
 // addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
@@ -108,7 +118,9 @@ func applyConfigFile(fs *pflag.FlagSet, path string) error {
 		if f.Changed {
 			continue
 		}
-		if err := f.Value.Set(scalar(v)); err != nil {
+		// fs.Set, unlike f.Value.Set, marks the flag as set and warns about
+		// a deprecated name.
+		if err := fs.Set(f.Name, scalar(v)); err != nil {
 			return fmt.Errorf("config file %s: field %q: %w", path, key, err)
 		}
 	}
@@ -159,7 +171,7 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.NodeIP = o.nodeIP
 	cfg.Agent.MaxPods = o.maxPods
 	cfg.Server.Address = o.address
-	cfg.Server.Port = o.port
+	o.applyServer(&cfg)
 	cfg.PLEG.Kind = pleg.Kind(o.pleg)
 	cfg.CRI.ClusterDNS = o.clusterDNS
 	cfg.CRI.ClusterDomain = o.clusterDomain
@@ -168,5 +180,7 @@ func (o *options) config() nodekit.Config {
 	cfg.CRI.SerializeImagePulls = &o.serializeImagePulls
 	cfg.CRI.MaxParallelImagePulls = o.maxParallelImagePulls
 	cfg.Agent.AllowedUnsafeSysctls = o.allowedUnsafeSysctls
+	cfg.Logs.MaxSize = o.containerLogMaxSize
+	cfg.Logs.MaxFiles = o.containerLogMaxFiles
 	return cfg
 }

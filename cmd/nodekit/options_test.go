@@ -44,8 +44,8 @@ func TestFlagsOverrideTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.runtimeEndpoint != "unix:///from-flag.sock" || o.port != 9999 {
-		t.Fatalf("endpoint %q port %d: want the flag's endpoint and the file's port", o.runtimeEndpoint, o.port)
+	if o.runtimeEndpoint != "unix:///from-flag.sock" || o.port.v != 9999 {
+		t.Fatalf("endpoint %q port %v: want the flag's endpoint and the file's port", o.runtimeEndpoint, o.port)
 	}
 }
 

@@ -19,9 +19,9 @@ import (
 const DefaultAgentVersion = "v1.37.2+nodekit"
 
 // DefaultKubeletPort is the port a node advertises in
-// status.daemonEndpoints.kubeletEndpoint: nodekit's server port (the
-// kubelet's read-only port), not the kubelet's authenticated 10250.
-const DefaultKubeletPort = 10255
+// status.daemonEndpoints.kubeletEndpoint: the kubelet's authenticated port,
+// where the API server reaches logs, exec and port-forward.
+const DefaultKubeletPort = 10250
 
 // Config configures the Reporter. Only NodeName is required.
 type Config struct {
@@ -46,7 +46,7 @@ type Config struct {
 	// /var/lib/nodekit.
 	RootDir string `json:"rootDir,omitempty"`
 	// KubeletPort is advertised as status.daemonEndpoints.kubeletEndpoint.
-	// Defaults to DefaultKubeletPort (10255).
+	// Defaults to DefaultKubeletPort (10250).
 	KubeletPort int `json:"kubeletPort,omitempty"`
 	// AgentVersion is reported as nodeInfo.kubeletVersion. Defaults to
 	// DefaultAgentVersion.

@@ -50,7 +50,7 @@ func TestConfigDefaults(t *testing.T) {
 	got := Config{NodeName: "node-1"}.withDefaults()
 	want := Config{
 		NodeName: "node-1", Hostname: "node-1", MaxPods: 110, RootDir: "/var/lib/nodekit",
-		KubeletPort: 10255, AgentVersion: "v1.37.2+nodekit",
+		KubeletPort: 10250, AgentVersion: "v1.37.2+nodekit",
 		StatusUpdateFrequency: 10 * time.Second, StatusReportFrequency: 5 * time.Minute,
 		LeaseDuration: 40 * time.Second, RenewInterval: 10 * time.Second,
 		Pressure: Thresholds{MemoryAvailableBytes: 100 << 20, DiskAvailablePercent: 10, InodesFreePercent: 5, PIDAvailablePercent: 10},

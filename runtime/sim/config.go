@@ -59,6 +59,7 @@ var methods = []string{
 	"UpdateContainerResources", "ReopenContainerLog", "ExecSync",
 	"UpdateRuntimeConfig", "RuntimeConfig", "ListImages", "ImageStatus",
 	"PullImage", "RemoveImage", "ImageFsInfo",
+	"ContainerStats", "ListContainerStats", "PodSandboxStats", "ListPodSandboxStats",
 }
 
 // Validate reports every unknown method name and negative duration.

@@ -33,10 +33,12 @@
 // is an error; removing a sandbox stops and removes its containers. Unknown
 // objects are gRPC NotFound errors, except for the removals, which are
 // idempotent. List filters (ID, state, sandbox ID, label selector) are
-// honoured. No log files are written. Methods nobody needs here
-// (streaming exec, attach, port-forward, checkpoints, stats, metrics,
-// sandbox resource updates) return a gRPC Unimplemented error naming the
-// method.
+// honoured. No log files are written. The stats calls (ContainerStats,
+// ListContainerStats, PodSandboxStats, ListPodSandboxStats) answer made-up
+// but plausible and steady figures, derived from each container's ID and
+// how long it has run (see stats.go). Methods nobody needs here (streaming
+// exec, attach, port-forward, checkpoints, metrics, sandbox resource
+// updates) return a gRPC Unimplemented error naming the method.
 //
 // # Scripting containers
 //

@@ -79,26 +79,6 @@ func (r *Runtime) UpdatePodSandboxResources(context.Context, *runtimeapi.UpdateP
 	return nil, unimplemented("UpdatePodSandboxResources")
 }
 
-// ContainerStats is not implemented.
-func (r *Runtime) ContainerStats(context.Context, string) (*runtimeapi.ContainerStats, error) {
-	return nil, unimplemented("ContainerStats")
-}
-
-// ListContainerStats is not implemented.
-func (r *Runtime) ListContainerStats(context.Context, *runtimeapi.ContainerStatsFilter) ([]*runtimeapi.ContainerStats, error) {
-	return nil, unimplemented("ListContainerStats")
-}
-
-// PodSandboxStats is not implemented.
-func (r *Runtime) PodSandboxStats(context.Context, string) (*runtimeapi.PodSandboxStats, error) {
-	return nil, unimplemented("PodSandboxStats")
-}
-
-// ListPodSandboxStats is not implemented.
-func (r *Runtime) ListPodSandboxStats(context.Context, *runtimeapi.PodSandboxStatsFilter) ([]*runtimeapi.PodSandboxStats, error) {
-	return nil, unimplemented("ListPodSandboxStats")
-}
-
 // ListMetricDescriptors is not implemented.
 func (r *Runtime) ListMetricDescriptors(context.Context) ([]*runtimeapi.MetricDescriptor, error) {
 	return nil, unimplemented("ListMetricDescriptors")

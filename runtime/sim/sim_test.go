@@ -45,7 +45,7 @@ func TestUnneededMethodsAreUnimplementedNamingThemselves(t *testing.T) {
 			return err
 		},
 		"CheckpointContainer":       func() error { return e.r.CheckpointContainer(e.ctx, nil) },
-		"ListContainerStats":        func() error { _, err := e.r.ListContainerStats(e.ctx, nil); return err },
+		"ListMetricDescriptors":     func() error { _, err := e.r.ListMetricDescriptors(e.ctx); return err },
 		"UpdatePodSandboxResources": func() error { _, err := e.r.UpdatePodSandboxResources(e.ctx, nil); return err },
 		"ListPodSandboxMetrics":     func() error { _, err := e.r.ListPodSandboxMetrics(e.ctx); return err },
 	} {

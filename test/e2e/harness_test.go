@@ -36,8 +36,10 @@ type agentHarness struct {
 	rootDir   string
 	node      string
 	port      int
-	app       *fx.App
-	logs      *syncBuffer
+	// securePort is the kubelet API port (it serves only when joined).
+	securePort int
+	app        *fx.App
+	logs       *syncBuffer
 	// kubeconfig, when set, joins the agent to the private control plane.
 	kubeconfig string
 }
@@ -77,6 +79,7 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg.CRI.CgroupParent = h.env.CgroupParent
 	cfg.Agent.NodeIP = "127.0.0.1"
 	cfg.Server.Port = h.port
+	cfg.Server.SecurePort = h.securePort
 	cfg.Kubeconfig = h.kubeconfig
 	return cfg
 }
@@ -85,6 +88,7 @@ func (h *agentHarness) config() nodekit.Config {
 func (h *agentHarness) start() {
 	h.t.Helper()
 	h.port = freePort(h.t)
+	h.securePort = freePort(h.t)
 	log := funcr.New(func(prefix, args string) {
 		h.logs.WriteString(time.Now().Format("15:04:05.000") + " " + prefix + " " + args + "\n")
 	}, funcr.Options{Verbosity: 4})

@@ -1,0 +1,212 @@
+package stats
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+)
+
+// podInput is what one pod's stats are built from.
+type podInput struct {
+	sandbox    *runtimeapi.PodSandbox
+	containers []*runtimeapi.Container
+	stats      *runtimeapi.PodSandboxStats // nil when the runtime gave none
+}
+
+// round is one ListPodStats call's shared state.
+type round struct {
+	now       time.Time
+	only      bool
+	cstats    map[string]*runtimeapi.ContainerStats
+	fsByMount map[string]*statsapi.FsStats
+	nodefs    *statsapi.FsStats
+	seen      map[string]bool
+}
+
+// ListPodStats implements Provider. It reports the pods whose sandbox is
+// ready, with, per pod name, the latest sandbox only; per container name,
+// the running instance (or the latest when none runs), as the kubelet's
+// CRI stats provider does. Pod stats come from ListPodSandboxStats; a
+// runtime that does not implement it (containerd 1.6) gets
+// ListContainerStats and the pod cgroups instead. Pods are sorted by
+// namespace and name, containers by name.
+func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsapi.PodStats, error) {
+	sel := p.instanceSelector()
+	sandboxes, err := p.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	containers, err := p.rs.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	r := &round{now: p.clk.Now(), only: onlyCPUAndMemory, seen: map[string]bool{nodeCPUKey: true, podsCPUKey: true}}
+	inputs := map[string]*podInput{}
+	for _, sb := range removeTerminatedPods(sandboxes) {
+		if sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY && sb.GetMetadata() != nil {
+			inputs[sb.GetId()] = &podInput{sandbox: sb}
+		}
+	}
+	for _, c := range removeTerminatedContainers(containers) {
+		if in := inputs[c.GetPodSandboxId()]; in != nil && c.GetMetadata() != nil {
+			in.containers = append(in.containers, c)
+		}
+	}
+	if err := p.runtimeStats(ctx, sel, inputs, r); err != nil {
+		return nil, err
+	}
+	if !onlyCPUAndMemory {
+		if r.nodefs, err = fsStats(p.cfg.RootDir, r.now); err != nil {
+			return nil, fmt.Errorf("node filesystem: %w", err)
+		}
+		r.fsByMount = map[string]*statsapi.FsStats{}
+	}
+	out := make([]statsapi.PodStats, 0, len(inputs))
+	for _, in := range inputs {
+		out = append(out, p.podStats(in, r))
+	}
+	slices.SortFunc(out, func(a, b statsapi.PodStats) int {
+		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
+	})
+	if !onlyCPUAndMemory {
+		p.cpu.prune(r.seen)
+	}
+	return out, nil
+}
+
+// runtimeStats fills the inputs' pod stats from ListPodSandboxStats, or
+// r.cstats from ListContainerStats when the runtime does not implement the
+// former.
+func (p *CRI) runtimeStats(ctx context.Context, sel map[string]string, inputs map[string]*podInput, r *round) error {
+	ps, err := p.rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{LabelSelector: sel})
+	if err == nil {
+		for _, s := range ps {
+			if in := inputs[s.GetAttributes().GetId()]; in != nil {
+				in.stats = s
+			}
+		}
+		return nil
+	}
+	if status.Code(err) != codes.Unimplemented {
+		return fmt.Errorf("list pod sandbox stats: %w", err)
+	}
+	cs, err := p.rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: sel})
+	if err != nil && status.Code(err) != codes.Unimplemented {
+		return fmt.Errorf("list container stats: %w", err)
+	}
+	r.cstats = make(map[string]*runtimeapi.ContainerStats, len(cs))
+	for _, s := range cs {
+		r.cstats[s.GetAttributes().GetId()] = s
+	}
+	return nil
+}
+
+// podStats builds one pod's stats.
+func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
+	md := in.sandbox.GetMetadata()
+	ps := statsapi.PodStats{
+		PodRef:     statsapi.PodReference{Name: md.GetName(), Namespace: md.GetNamespace(), UID: md.GetUid()},
+		StartTime:  metav1.NewTime(time.Unix(0, in.sandbox.GetCreatedAt())),
+		Containers: make([]statsapi.ContainerStats, 0, len(in.containers)),
+	}
+	byID := map[string]*runtimeapi.ContainerStats{}
+	for _, s := range in.stats.GetLinux().GetContainers() {
+		byID[s.GetAttributes().GetId()] = s
+	}
+	podCgroup := p.podCgroup(ps.PodRef.UID)
+	for _, c := range in.containers {
+		s := byID[c.GetId()]
+		if s == nil {
+			s = r.cstats[c.GetId()]
+		}
+		ps.Containers = append(ps.Containers, p.containerStats(c, s, podCgroup, ps.PodRef, r))
+	}
+	slices.SortFunc(ps.Containers, func(a, b statsapi.ContainerStats) int { return cmp.Compare(a.Name, b.Name) })
+
+	linux := in.stats.GetLinux()
+	id := in.sandbox.GetId()
+	r.seen[id] = true
+	ps.CPU = p.criCPU(id, linux.GetCpu(), r)
+	ps.Memory = criMemory(linux.GetMemory())
+	p.fillFromCgroup(id, podCgroup, &ps.CPU, &ps.Memory, r)
+	if r.only {
+		return ps
+	}
+	ps.Network = criNetwork(linux.GetNetwork())
+	if n := linux.GetProcess().GetProcessCount(); n != nil {
+		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(n.GetValue())}
+	}
+	ps.EphemeralStorage = ephemeralStorage(ps.Containers, r)
+	return ps
+}
+
+// containerStats builds one container's stats from the runtime's s (nil
+// when it gave none), filled in from the container's cgroup.
+func (p *CRI) containerStats(c *runtimeapi.Container, s *runtimeapi.ContainerStats, podCgroup string, ref statsapi.PodReference, r *round) statsapi.ContainerStats {
+	r.seen[c.GetId()] = true
+	cs := statsapi.ContainerStats{
+		Name:      c.GetMetadata().GetName(),
+		StartTime: metav1.NewTime(time.Unix(0, c.GetCreatedAt())),
+		CPU:       p.criCPU(c.GetId(), s.GetCpu(), r),
+		Memory:    criMemory(s.GetMemory()),
+	}
+	if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING && podCgroup != "" {
+		p.fillFromCgroup(c.GetId(), filepath.Join(podCgroup, c.GetId()), &cs.CPU, &cs.Memory, r)
+	}
+	if r.only {
+		return cs
+	}
+	cs.Rootfs = p.rootfs(s.GetWritableLayer(), r)
+	cs.Logs = p.logStats(ref, cs.Name, r)
+	return cs
+}
+
+// podCgroup finds the pod's cgroup under CgroupRoot, whatever its QoS
+// class: "" without pod cgroups or when none exists.
+func (p *CRI) podCgroup(uid string) string {
+	if p.cfg.CgroupRoot == "" || uid == "" {
+		return ""
+	}
+	base := filepath.Join("/", p.cfg.CgroupRoot, "kubepods")
+	hier := filepath.Join(p.cfg.CgroupfsRoot, "memory")
+	if p.cgroups.v2() {
+		hier = p.cfg.CgroupfsRoot
+	}
+	for _, dir := range []string{base, filepath.Join(base, "burstable"), filepath.Join(base, "besteffort")} {
+		path := filepath.Join(dir, "pod"+uid)
+		if exists(filepath.Join(hier, path)) {
+			return path
+		}
+	}
+	return ""
+}
+
+// fillFromCgroup reads the cgroup at path when the runtime left CPU usage
+// or the memory working set empty, and fills what is missing.
+func (p *CRI) fillFromCgroup(key, path string, cpu **statsapi.CPUStats, mem **statsapi.MemoryStats, r *round) {
+	cpuMissing := *cpu == nil || (*cpu).UsageCoreNanoSeconds == nil
+	memMissing := *mem == nil || (*mem).WorkingSetBytes == nil
+	if path == "" || (!cpuMissing && !memMissing) {
+		return
+	}
+	cg, err := p.cgroups.read(path)
+	if err != nil {
+		p.log.V(4).Info("cannot read cgroup stats", "cgroup", path, "err", err.Error())
+		return
+	}
+	if cpuMissing {
+		*cpu = p.cgroupCPU(key, r.now, cg, !r.only)
+	}
+	if memMissing {
+		*mem = cgroupMemory(r.now, cg, 0)
+	}
+}
