@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
@@ -95,6 +96,11 @@ type Config struct {
 	// simulated runtime, which writes no logs). Defaults to the kubelet's:
 	// 10Mi, 5 files, checked every 10s.
 	Logs logs.Config
+	// ImageGC is the image garbage collection policy (not run with the
+	// simulated runtime). Defaults to the kubelet's: 85% high and 80% low
+	// thresholds of the image filesystem, a 2m minimum age, no maximum
+	// age, every 5m.
+	ImageGC images.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -144,6 +150,7 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
 	c.Logs.InstanceID = c.InstanceID
+	c.ImageGC.NodeName = c.NodeName
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
@@ -173,7 +180,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Logs} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Logs, c.ImageGC} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
@@ -28,7 +29,8 @@ import (
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
 // manager, the node status reporter, the HTTP server, the prober, the
-// stats provider and the container log rotation. Pass it to New, then swap a piece with fx.Decorate or
+// stats provider, the container log rotation and the image garbage
+// collector. Pass it to New, then swap a piece with fx.Decorate or
 // fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -43,6 +45,7 @@ func Defaults() fx.Option {
 		prober.Module,
 		stats.Module,
 		logs.Module,
+		images.Module,
 	)
 }
 
@@ -70,7 +73,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs, cfg.ImageGC,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(

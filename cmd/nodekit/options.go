@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/runtime/cri"
@@ -51,6 +52,11 @@ type options struct {
 
 	containerLogMaxSize  string
 	containerLogMaxFiles int
+
+	imageGCHigh   int
+	imageGCLow    int
+	imageGCMinAge time.Duration
+	imageGCMaxAge time.Duration
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -81,6 +87,10 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	o.addConfinementFlags(fs)
 	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
 	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
+	fs.IntVar(&o.imageGCHigh, "image-gc-high-threshold", images.DefaultHighThresholdPercent, "percent of the image filesystem's capacity in use at or above which unused images are removed (100 turns it off)")
+	fs.IntVar(&o.imageGCLow, "image-gc-low-threshold", images.DefaultLowThresholdPercent, "percent of the image filesystem's capacity image garbage collection brings usage down to")
+	fs.DurationVar(&o.imageGCMinAge, "image-minimum-gc-age", images.DefaultMinAge, "minimum age of an unused image before it is garbage collected")
+	fs.DurationVar(&o.imageGCMaxAge, "image-maximum-gc-age", 0, "images unused for longer are garbage collected whatever the usage (0: off)")
 }
 
 // addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
@@ -182,5 +192,9 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.AllowedUnsafeSysctls = o.allowedUnsafeSysctls
 	cfg.Logs.MaxSize = o.containerLogMaxSize
 	cfg.Logs.MaxFiles = o.containerLogMaxFiles
+	cfg.ImageGC.HighThresholdPercent = o.imageGCHigh
+	cfg.ImageGC.LowThresholdPercent = o.imageGCLow
+	cfg.ImageGC.MinAge = o.imageGCMinAge
+	cfg.ImageGC.MaxAge = o.imageGCMaxAge
 	return cfg
 }
