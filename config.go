@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
@@ -69,6 +72,22 @@ type Config struct {
 	KubeAPIQPS float32
 	// KubeAPIBurst is the burst allowed above KubeAPIQPS. Defaults to 100.
 	KubeAPIBurst int
+
+	// KubeReserved is reserved for the node's agents (--kube-reserved):
+	// cpu, memory, ephemeral-storage and pid quantities by name. It is left
+	// out of the node's allocatable resources, in the node status and in
+	// admission (pid is accepted but, without pod cgroup enforcement,
+	// changes nothing). Defaults to none.
+	KubeReserved map[string]string
+	// SystemReserved is reserved for the system (--system-reserved), as
+	// KubeReserved. Defaults to none.
+	SystemReserved map[string]string
+	// EvictionHard are the hard eviction thresholds (--eviction-hard),
+	// e.g. "memory.available<100Mi,nodefs.available<10%"; a signal not
+	// named keeps the kubelet's default, "none" turns them all off. Those
+	// of memory.available and nodefs.available are left out of the
+	// allocatable resources. Defaults to eviction.DefaultHard.
+	EvictionHard string
 
 	// Agent configures the sync loop.
 	Agent agent.Config
@@ -177,6 +196,12 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("runtime %q: want %q or %q", c.Runtime, RuntimeCRI, RuntimeSim))
 	}
+	if _, err := c.reservation(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := eviction.HardThresholds(c.EvictionHard); err != nil {
+		errs = append(errs, fmt.Errorf("evictionHard: %w", err))
+	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
@@ -193,12 +218,33 @@ func (c Config) statusConfig() status.Config {
 	return status.Config{NodeName: c.NodeName}
 }
 
-// nodeStatusConfig is the node status reporter's share of the settings.
+// nodeStatusConfig is the node status reporter's share of the settings
+// (the reservation and thresholds of a validated Config).
 func (c Config) nodeStatusConfig() nodestatus.Config {
+	reserved, _ := c.reservation()
+	hard, _ := eviction.HardThresholds(c.EvictionHard)
 	return nodestatus.Config{
 		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
-		RootDir: c.RootDir, KubeletPort: c.kubeletPort(),
+		RootDir: c.RootDir, KubeletPort: c.kubeletPort(), Reserved: reserved, EvictionHard: hard,
 	}
+}
+
+// reservation is KubeReserved plus SystemReserved.
+func (c Config) reservation() (corev1.ResourceList, error) {
+	kube, err := nodestatus.ParseReserved(c.KubeReserved)
+	if err != nil {
+		return nil, fmt.Errorf("kubeReserved: %w", err)
+	}
+	sys, err := nodestatus.ParseReserved(c.SystemReserved)
+	if err != nil {
+		return nil, fmt.Errorf("systemReserved: %w", err)
+	}
+	for name, q := range sys {
+		sum := kube[name]
+		sum.Add(q)
+		kube[name] = sum
+	}
+	return kube, nil
 }
 
 // kubeletPort is the port the node advertises in daemonEndpoints: the

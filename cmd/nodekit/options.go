@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
@@ -57,6 +58,10 @@ type options struct {
 	imageGCLow    int
 	imageGCMinAge time.Duration
 	imageGCMaxAge time.Duration
+
+	kubeReserved   map[string]string
+	systemReserved map[string]string
+	evictionHard   string
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -90,6 +95,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.imageGCHigh, "image-gc-high-threshold", images.DefaultHighThresholdPercent, "percent of the image filesystem's capacity in use at or above which unused images are removed (100 turns it off)")
 	fs.IntVar(&o.imageGCLow, "image-gc-low-threshold", images.DefaultLowThresholdPercent, "percent of the image filesystem's capacity image garbage collection brings usage down to")
 	fs.DurationVar(&o.imageGCMinAge, "image-minimum-gc-age", images.DefaultMinAge, "minimum age of an unused image before it is garbage collected")
+	fs.StringToStringVar(&o.kubeReserved, "kube-reserved", nil, "resources reserved for the node's agents, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000; left out of the node's allocatable")
+	fs.StringToStringVar(&o.systemReserved, "system-reserved", nil, "resources reserved for the system, as --kube-reserved")
+	fs.StringVar(&o.evictionHard, "eviction-hard", eviction.DefaultHard, "hard eviction thresholds (signal<quantity or percent); signals not named keep their defaults, none turns them off; memory.available and nodefs.available are left out of the node's allocatable")
 	fs.DurationVar(&o.imageGCMaxAge, "image-maximum-gc-age", 0, "images unused for longer are garbage collected whatever the usage (0: off)")
 }
 
@@ -196,5 +204,6 @@ func (o *options) config() nodekit.Config {
 	cfg.ImageGC.LowThresholdPercent = o.imageGCLow
 	cfg.ImageGC.MinAge = o.imageGCMinAge
 	cfg.ImageGC.MaxAge = o.imageGCMaxAge
+	cfg.KubeReserved, cfg.SystemReserved, cfg.EvictionHard = o.kubeReserved, o.systemReserved, o.evictionHard
 	return cfg
 }

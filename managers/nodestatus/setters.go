@@ -129,9 +129,10 @@ func setCapacity(node *corev1.Node, cfg Config, m *Machine) {
 	if allocatable == nil {
 		allocatable = corev1.ResourceList{}
 	}
+	alloc := Allocatable(ours, cfg.Reserved, cfg.EvictionHard)
 	for name, q := range ours {
 		capacity[name] = q
-		allocatable[name] = q // nothing is reserved yet
+		allocatable[name] = alloc[name]
 	}
 	node.Status.Capacity, node.Status.Allocatable = capacity, allocatable
 }
