@@ -16,8 +16,17 @@
 // order. Message and Reason are what an evicted pod's status says.
 // ReservedFor is what the hard thresholds take out of allocatable.
 //
-// The monitoring loop that reads stats every 10s, reclaims node-level
-// resources and evicts pods is not built yet.
+// Default is the manager: every 10s (Synchronize) it reads the stats,
+// updates the conditions and, for the first threshold that calls for
+// reclaim, frees unused images when the signal is a disk one (through a
+// Reclaimer, the image GC) and, if that was not enough, evicts the first
+// non-critical pod in rank order (one per pass) through a PodKiller: 1s
+// grace for a hard threshold, the pod's own bounded by
+// MaxPodGracePeriodSeconds for a soft one; the pod ends Failed, reason
+// Evicted, with the kubelet's message, a DisruptionTarget condition and
+// an Evicted Warning event. Static, mirror and system-critical pods are
+// never evicted. Dead containers are not reclaimed yet (the runtime
+// manager's container GC removes them on its own schedule).
 //
 // # Extending
 //
@@ -26,5 +35,6 @@
 // # Concurrency
 //
 // The functions are pure; a Monitor is not safe for concurrent use (one
-// monitoring loop owns it).
+// monitoring loop owns it); Default's Conditions is safe for concurrent
+// use, Synchronize is called by Run only.
 package eviction

@@ -2,8 +2,10 @@ package eviction
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
@@ -55,3 +57,5 @@ func Message(signal Signal, pod *corev1.Pod, stats *statsapi.PodStats) string {
 	}
 	return msg
 }
+
+func metav1Time(t time.Time) metav1.Time { return metav1.NewTime(t) }
