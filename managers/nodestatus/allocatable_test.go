@@ -83,3 +83,31 @@ func TestSetCapacityReportsAllocatableLessReservedAndThresholds(t *testing.T) {
 		t.Errorf("ephemeral-storage allocatable %s, want 50Gi", q.String())
 	}
 }
+
+type fixedPressure map[corev1.NodeConditionType]bool
+
+func (f fixedPressure) Conditions() map[corev1.NodeConditionType]bool { return f }
+
+func TestPressureSourceDecidesThePressureConditions(t *testing.T) {
+	t.Parallel()
+	r := &Reporter{}
+	if r.pressureConditionsNow() != nil {
+		t.Fatal("conditions without a source")
+	}
+	r.SetPressureSource(fixedPressure{corev1.NodeMemoryPressure: true})
+	node := &corev1.Node{}
+	// The usage is healthy: only the source can make MemoryPressure True.
+	setNodeStatus(node, Config{NodeName: "n"}.withDefaults(), inputs{machine: testMachine(), usage: healthyUsage(), pressure: r.pressureConditionsNow()})
+	want := map[corev1.NodeConditionType]corev1.ConditionStatus{
+		corev1.NodeMemoryPressure: corev1.ConditionTrue, corev1.NodeDiskPressure: corev1.ConditionFalse, corev1.NodePIDPressure: corev1.ConditionFalse,
+	}
+	for _, c := range node.Status.Conditions {
+		if w, ok := want[c.Type]; ok && c.Status != w {
+			t.Errorf("%s = %s, want %s", c.Type, c.Status, w)
+		}
+	}
+	r.SetPressureSource(nil)
+	if r.pressureConditionsNow() != nil {
+		t.Fatal("conditions after the source was removed")
+	}
+}
