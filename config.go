@@ -120,6 +120,10 @@ type Config struct {
 	// thresholds of the image filesystem, a 2m minimum age, no maximum
 	// age, every 5m.
 	ImageGC images.Config
+	// Eviction is the eviction policy (not run with the simulated
+	// runtime); its Hard thresholds are EvictionHard's. Defaults to the
+	// kubelet's.
+	Eviction eviction.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -170,6 +174,7 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.RootDir = c.RootDir
 	c.Logs.InstanceID = c.InstanceID
 	c.ImageGC.NodeName = c.NodeName
+	c.Eviction.Hard = c.EvictionHard
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
@@ -205,7 +210,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Logs, c.ImageGC} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Logs, c.ImageGC, c.Eviction} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
@@ -30,7 +31,7 @@ import (
 // the pod workers, the CRI runtime manager, the source mux, the status
 // manager, the node status reporter, the HTTP server, the prober, the
 // stats provider, the container log rotation and the image garbage
-// collector. Pass it to New, then swap a piece with fx.Decorate or
+// collector, and the eviction manager. Pass it to New, then swap a piece with fx.Decorate or
 // fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -46,6 +47,7 @@ func Defaults() fx.Option {
 		stats.Module,
 		logs.Module,
 		images.Module,
+		eviction.Module,
 	)
 }
 
@@ -73,7 +75,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs, cfg.ImageGC,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Logs, cfg.ImageGC, cfg.Eviction,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -90,6 +92,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		wiring(),
 		confinement(),
 		probeWiring(),
+		evictionWiring(),
 	)
 }
 

@@ -30,8 +30,9 @@ func confinement() fx.Option {
 type nodeResourcesParams struct {
 	fx.In
 
-	Machine nodestatus.MachineInfo `optional:"true"`
-	Config  nodestatus.Config
+	Machine  nodestatus.MachineInfo `optional:"true"`
+	Config   nodestatus.Config
+	Pressure *pressureRef `optional:"true"`
 }
 
 // nodeResources adapts the MachineInfo; nil (no resource admission) when
@@ -40,7 +41,7 @@ func nodeResources(p nodeResourcesParams) agent.NodeResources {
 	if p.Machine == nil {
 		return nil
 	}
-	return machineResources{p.Machine, p.Config}
+	return machineResources{p.Machine, p.Config, p.Pressure}
 }
 
 // secretSetter is the optional runtime capability of reading pull secrets.
@@ -76,8 +77,15 @@ func (c clientSecrets) GetSecret(ctx context.Context, namespace, name string) (*
 // reports them: the machine's capacity less the reserved resources and the
 // hard eviction thresholds.
 type machineResources struct {
-	m   nodestatus.MachineInfo
-	cfg nodestatus.Config
+	m        nodestatus.MachineInfo
+	cfg      nodestatus.Config
+	pressure *pressureRef // nil: no admission under pressure
+}
+
+// AdmitUnderPressure implements agent.PressureAdmitter with the eviction
+// manager's conditions.
+func (r machineResources) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
+	return r.pressure.admit(pod)
 }
 
 // Allocatable implements agent.NodeResources.

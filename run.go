@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
@@ -32,16 +33,17 @@ type runParams struct {
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
-	Logs       logs.Manager   `optional:"true"`
-	Images     images.Manager `optional:"true"`
+	Logs       logs.Manager     `optional:"true"`
+	Images     images.Manager   `optional:"true"`
+	Eviction   eviction.Manager `optional:"true"`
 	Config     Config
 	Log        logr.Logger
 }
 
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
 // version (failing start-up if it does not answer) and runs the agent, the
-// server, the status manager, the container log rotation and image GC (not with the
-// simulated runtime), the event recorder (when it has a Run
+// server, the status manager, the container log rotation image GC and eviction (not
+// with the simulated runtime), the event recorder (when it has a Run
 // method: the default sends events to the API server) and, with an API
 // server, the node status reporter; on stop it cancels them and waits.
 // Containers keep running.
@@ -61,6 +63,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Images != nil && p.Config.Runtime != RuntimeSim { // the sim has no image filesystem
 		runnables["image gc"] = p.Images.Run
+	}
+	if p.Eviction != nil && p.Config.Runtime != RuntimeSim { // the sim's stats are made up
+		runnables["eviction"] = p.Eviction.Run
 	}
 	if r, ok := p.Events.(interface{ Run(context.Context) error }); ok {
 		runnables["events"] = r.Run

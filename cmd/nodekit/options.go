@@ -62,6 +62,12 @@ type options struct {
 	kubeReserved   map[string]string
 	systemReserved map[string]string
 	evictionHard   string
+
+	evictionSoft            string
+	evictionSoftGrace       map[string]string
+	evictionMinReclaim      map[string]string
+	evictionMaxPodGrace     int64
+	evictionPressureTransit time.Duration
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -98,6 +104,11 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&o.kubeReserved, "kube-reserved", nil, "resources reserved for the node's agents, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000; left out of the node's allocatable")
 	fs.StringToStringVar(&o.systemReserved, "system-reserved", nil, "resources reserved for the system, as --kube-reserved")
 	fs.StringVar(&o.evictionHard, "eviction-hard", eviction.DefaultHard, "hard eviction thresholds (signal<quantity or percent); signals not named keep their defaults, none turns them off; memory.available and nodefs.available are left out of the node's allocatable")
+	fs.StringVar(&o.evictionSoft, "eviction-soft", "", "soft eviction thresholds (signal<quantity or percent), each with a grace period in --eviction-soft-grace-period")
+	fs.StringToStringVar(&o.evictionSoftGrace, "eviction-soft-grace-period", nil, "grace period of each soft threshold, e.g. memory.available=1m30s")
+	fs.StringToStringVar(&o.evictionMinReclaim, "eviction-minimum-reclaim", nil, "how far past its threshold each signal must get back, e.g. memory.available=0Mi,nodefs.available=500Mi")
+	fs.Int64Var(&o.evictionMaxPodGrace, "eviction-max-pod-grace-period", 0, "longest grace period, in seconds, of a pod evicted for a soft threshold (0: the pod's own)")
+	fs.DurationVar(&o.evictionPressureTransit, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition stays True after it was last observed")
 	fs.DurationVar(&o.imageGCMaxAge, "image-maximum-gc-age", 0, "images unused for longer are garbage collected whatever the usage (0: off)")
 }
 
@@ -205,5 +216,7 @@ func (o *options) config() nodekit.Config {
 	cfg.ImageGC.MinAge = o.imageGCMinAge
 	cfg.ImageGC.MaxAge = o.imageGCMaxAge
 	cfg.KubeReserved, cfg.SystemReserved, cfg.EvictionHard = o.kubeReserved, o.systemReserved, o.evictionHard
+	cfg.Eviction.Soft, cfg.Eviction.SoftGracePeriod, cfg.Eviction.MinimumReclaim = o.evictionSoft, o.evictionSoftGrace, o.evictionMinReclaim
+	cfg.Eviction.MaxPodGracePeriodSeconds, cfg.Eviction.PressureTransitionPeriod = o.evictionMaxPodGrace, o.evictionPressureTransit
 	return cfg
 }

@@ -26,7 +26,9 @@ type PressureAware interface {
 var _ PressureAware = (*Reporter)(nil)
 
 // pressureHolder is an atomically replaced PressureSource.
-type pressureHolder struct{ v atomic.Pointer[PressureSource] }
+type pressureHolder struct {
+	v atomic.Pointer[PressureSource]
+}
 
 // SetPressureSource implements PressureAware.
 func (r *Reporter) SetPressureSource(s PressureSource) {

@@ -84,6 +84,9 @@ func (h *agentHarness) config() nodekit.Config {
 	// The lab's containerd is shared: no test agent may collect images
 	// other tests need (the image GC test runs its own GC with a filter).
 	cfg.ImageGC.HighThresholdPercent, cfg.ImageGC.LowThresholdPercent = 100, 99
+	// Nor may a full shared disk make every test agent evict pods and
+	// reclaim shared images: eviction tests set their own thresholds.
+	cfg.EvictionHard = "none"
 	return cfg
 }
 
