@@ -72,9 +72,18 @@ func (KubeletRanker) Rank(signal Signal, pods []*corev1.Pod, stats map[types.UID
 		}
 		return u, true
 	}
+	type key struct {
+		above int64
+		found bool
+	}
+	keys := make(map[*corev1.Pod]key, len(out))
+	for _, p := range out {
+		a, f := above(p)
+		keys[p] = key{a, f}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
-		ai, fi := above(out[i])
-		aj, fj := above(out[j])
+		ai, fi := keys[out[i]].above, keys[out[i]].found
+		aj, fj := keys[out[j]].above, keys[out[j]].found
 		if fi != fj {
 			return !fi // no stats first
 		}
