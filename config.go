@@ -8,7 +8,11 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/prober"
@@ -70,6 +74,22 @@ type Config struct {
 	// KubeAPIBurst is the burst allowed above KubeAPIQPS. Defaults to 100.
 	KubeAPIBurst int
 
+	// KubeReserved is reserved for the node's agents (--kube-reserved):
+	// cpu, memory, ephemeral-storage and pid quantities by name. It is left
+	// out of the node's allocatable resources, in the node status and in
+	// admission (pid is accepted but, without pod cgroup enforcement,
+	// changes nothing). Defaults to none.
+	KubeReserved map[string]string
+	// SystemReserved is reserved for the system (--system-reserved), as
+	// KubeReserved. Defaults to none.
+	SystemReserved map[string]string
+	// EvictionHard are the hard eviction thresholds (--eviction-hard),
+	// e.g. "memory.available<100Mi,nodefs.available<10%"; a signal not
+	// named keeps the kubelet's default, "none" turns them all off. Those
+	// of memory.available and nodefs.available are left out of the
+	// allocatable resources. Defaults to eviction.DefaultHard.
+	EvictionHard string
+
 	// Agent configures the sync loop.
 	Agent agent.Config
 	// PLEG picks and configures the PLEG: Kind "generic" (relisting, the
@@ -99,6 +119,15 @@ type Config struct {
 	// simulated runtime, which writes no logs). Defaults to the kubelet's:
 	// 10Mi, 5 files, checked every 10s.
 	Logs logs.Config
+	// ImageGC is the image garbage collection policy (not run with the
+	// simulated runtime). Defaults to the kubelet's: 85% high and 80% low
+	// thresholds of the image filesystem, a 2m minimum age, no maximum
+	// age, every 5m.
+	ImageGC images.Config
+	// Eviction is the eviction policy (not run with the simulated
+	// runtime); its Hard thresholds are EvictionHard's. Defaults to the
+	// kubelet's.
+	Eviction eviction.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -148,6 +177,8 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
 	c.Logs.InstanceID = c.InstanceID
+	c.ImageGC.NodeName = c.NodeName
+	c.Eviction.Hard = c.EvictionHard
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
 	if c.Manifests != "" {
@@ -175,10 +206,16 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("runtime %q: want %q or %q", c.Runtime, RuntimeCRI, RuntimeSim))
 	}
+	if _, err := c.reservation(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := eviction.HardThresholds(c.EvictionHard); err != nil {
+		errs = append(errs, fmt.Errorf("evictionHard: %w", err))
+	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs, c.ImageGC, c.Eviction} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -191,12 +228,33 @@ func (c Config) statusConfig() status.Config {
 	return status.Config{NodeName: c.NodeName}
 }
 
-// nodeStatusConfig is the node status reporter's share of the settings.
+// nodeStatusConfig is the node status reporter's share of the settings
+// (the reservation and thresholds of a validated Config).
 func (c Config) nodeStatusConfig() nodestatus.Config {
+	reserved, _ := c.reservation()
+	hard, _ := eviction.HardThresholds(c.EvictionHard)
 	return nodestatus.Config{
 		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
-		RootDir: c.RootDir, KubeletPort: c.kubeletPort(),
+		RootDir: c.RootDir, KubeletPort: c.kubeletPort(), Reserved: reserved, EvictionHard: hard,
 	}
+}
+
+// reservation is KubeReserved plus SystemReserved.
+func (c Config) reservation() (corev1.ResourceList, error) {
+	kube, err := nodestatus.ParseReserved(c.KubeReserved)
+	if err != nil {
+		return nil, fmt.Errorf("kubeReserved: %w", err)
+	}
+	sys, err := nodestatus.ParseReserved(c.SystemReserved)
+	if err != nil {
+		return nil, fmt.Errorf("systemReserved: %w", err)
+	}
+	for name, q := range sys {
+		sum := kube[name]
+		sum.Add(q)
+		kube[name] = sum
+	}
+	return kube, nil
 }
 
 // kubeletPort is the port the node advertises in daemonEndpoints: the

@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
@@ -30,9 +32,9 @@ import (
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
 // the pod workers, the CRI runtime manager, the source mux, the status
 // manager, the node status reporter, the HTTP server, the prober, the
-// API object caches, the volume manager, the stats provider and the
-// container log rotation. Pass it to New, then swap a piece with
-// fx.Decorate or fx.Replace.
+// API object caches, the volume manager, the stats provider, the container
+// log rotation, the image garbage collector and the eviction manager. Pass
+// it to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
 		agent.Module,
@@ -48,6 +50,8 @@ func Defaults() fx.Option {
 		volumes.Module,
 		stats.Module,
 		logs.Module,
+		images.Module,
+		eviction.Module,
 	)
 }
 
@@ -75,7 +79,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Logs,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Logs, cfg.ImageGC, cfg.Eviction,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -94,6 +98,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		probeWiring(),
 		volumeWiring(),
 		objectWiring(),
+		evictionWiring(),
 	)
 }
 

@@ -30,7 +30,9 @@ func confinement() fx.Option {
 type nodeResourcesParams struct {
 	fx.In
 
-	Machine nodestatus.MachineInfo `optional:"true"`
+	Machine  nodestatus.MachineInfo `optional:"true"`
+	Config   nodestatus.Config
+	Pressure *pressureRef `optional:"true"`
 }
 
 // nodeResources adapts the MachineInfo; nil (no resource admission) when
@@ -39,7 +41,7 @@ func nodeResources(p nodeResourcesParams) agent.NodeResources {
 	if p.Machine == nil {
 		return nil
 	}
-	return machineResources{p.Machine}
+	return machineResources{p.Machine, p.Config, p.Pressure}
 }
 
 // secretSetter is the optional runtime capability of reading pull secrets.
@@ -71,10 +73,19 @@ func (c clientSecrets) GetSecret(ctx context.Context, namespace, name string) (*
 	return s, nil
 }
 
-// machineResources is the machine's capacity as the node's allocatable
-// resources (nodekit reserves nothing for the system yet).
+// machineResources is the node's allocatable resources as the node status
+// reports them: the machine's capacity less the reserved resources and the
+// hard eviction thresholds.
 type machineResources struct {
-	m nodestatus.MachineInfo
+	m        nodestatus.MachineInfo
+	cfg      nodestatus.Config
+	pressure *pressureRef // nil: no admission under pressure
+}
+
+// AdmitUnderPressure implements agent.PressureAdmitter with the eviction
+// manager's conditions.
+func (r machineResources) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
+	return r.pressure.admit(pod)
 }
 
 // Allocatable implements agent.NodeResources.
@@ -83,9 +94,9 @@ func (r machineResources) Allocatable() (corev1.ResourceList, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read machine info: %w", err)
 	}
-	return corev1.ResourceList{
+	return nodestatus.Allocatable(corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(info.NumCPU), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(info.MemoryBytes, resource.BinarySI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(info.EphemeralStorageBytes, resource.BinarySI),
-	}, nil
+	}, r.cfg.Reserved, r.cfg.EvictionHard), nil
 }

@@ -62,6 +62,17 @@ func TestNodeResourcesAreTheMachinesCapacity(t *testing.T) {
 	if alloc.Cpu().MilliValue() != 2000 || alloc.Memory().Value() != 1<<30 || alloc.StorageEphemeral().Value() != 10<<30 {
 		t.Errorf("allocatable %v", alloc)
 	}
+	reserved := nodeResources(nodeResourcesParams{
+		Machine: fakeMachine{info: &nodestatus.Machine{NumCPU: 2, MemoryBytes: 1 << 30, EphemeralStorageBytes: 10 << 30}},
+		Config:  Config{KubeReserved: map[string]string{"cpu": "500m"}, SystemReserved: map[string]string{"memory": "100Mi", "cpu": "250m"}}.nodeStatusConfig(),
+	})
+	if alloc, err = reserved.Allocatable(); err != nil {
+		t.Fatal(err)
+	}
+	// 2 cpu - 750m; 1Gi - 100Mi system - 100Mi memory.available; 10Gi - 10% nodefs.available.
+	if alloc.Cpu().MilliValue() != 1250 || alloc.Memory().Value() != 824<<20 || alloc.StorageEphemeral().Value() != 9<<30 {
+		t.Errorf("allocatable with reservations %v", alloc)
+	}
 	if _, err := nodeResources(nodeResourcesParams{Machine: fakeMachine{err: errors.New("no /proc")}}).Allocatable(); err == nil {
 		t.Error("an unreadable machine gave no error")
 	}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
@@ -33,7 +35,9 @@ type runParams struct {
 	Client     kubernetes.Interface `optional:"true"`
 	Runtime    noderuntime.Runtime
 	Events     noderuntime.EventRecorder
-	Logs       logs.Manager `optional:"true"`
+	Logs       logs.Manager     `optional:"true"`
+	Images     images.Manager   `optional:"true"`
+	Eviction   eviction.Manager `optional:"true"`
 	Config     Config
 	Log        logr.Logger
 	Objects    objects.Manager       `optional:"true"`
@@ -43,11 +47,12 @@ type runParams struct {
 
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
 // version (failing start-up if it does not answer) and runs the agent, the
-// server, the status manager, the event recorder (when it has a Run
-// method: the default sends events to the API server), the object caches,
-// token manager and service lister (each when present with a Run method)
-// and, with an API server, the node status reporter; on stop it cancels
-// them and waits. Containers keep running.
+// server, the status manager, the container log rotation, image GC and
+// eviction (not with the simulated runtime), the event recorder (when it
+// has a Run method: the default sends events to the API server), the object
+// caches, token manager and service lister (each when present with a Run
+// method) and, with an API server, the node status reporter; on stop it
+// cancels them and waits. Containers keep running.
 func runOnStart(p runParams) {
 	var (
 		cancel context.CancelFunc
@@ -61,6 +66,12 @@ func runOnStart(p runParams) {
 	}
 	if p.Logs != nil && p.Config.Runtime != RuntimeSim { // the sim writes no log files
 		runnables["container logs"] = p.Logs.Run
+	}
+	if p.Images != nil && p.Config.Runtime != RuntimeSim { // the sim has no image filesystem
+		runnables["image gc"] = p.Images.Run
+	}
+	if p.Eviction != nil && p.Config.Runtime != RuntimeSim { // the sim's stats are made up
+		runnables["eviction"] = p.Eviction.Run
 	}
 	type runner interface{ Run(context.Context) error }
 	if r, ok := p.Events.(runner); ok {

@@ -33,17 +33,33 @@ type NodeResources interface {
 	Allocatable() (corev1.ResourceList, error)
 }
 
+// PressureAdmitter is an optional capability of NodeResources, found by
+// type assertion: admission under node pressure, the kubelet's eviction
+// admit handler, which runs before every other check. nodekit's adapts
+// the eviction manager (MemoryPressure refuses BestEffort pods,
+// DiskPressure and PIDPressure every pod that is not critical).
+type PressureAdmitter interface {
+	// AdmitUnderPressure returns ok, or the reason and message of a
+	// refusal. It must be safe for concurrent use.
+	AdmitUnderPressure(pod *corev1.Pod) (reason, message string, ok bool)
+}
+
 // admittedResources are the resources admission checks, in its order.
 var admittedResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}
 
 // admit decides whether a new pod may run on this node, given how many
-// pods are active, in the kubelet's order of admission handlers: its
-// sysctls must be allowed; the node must still have room under MaxPods;
+// pods are active, in the kubelet's order of admission handlers: with a
+// PressureAdmitter, the node's pressure must allow it; its sysctls must be allowed; the node must still have room under MaxPods;
 // with NodeResources, its requests must fit in the node's allocatable
 // resources beside the active pods' requests, as the kubelet's resource
 // predicate does; and every extended resource it requests (nvidia.com/gpu)
 // must be one the node has, with room for it.
 func (a *Agent) admit(pod *corev1.Pod, active int) (reason, message string, ok bool) {
+	if pa, is := a.node.(PressureAdmitter); is {
+		if reason, message, ok := pa.AdmitUnderPressure(pod); !ok {
+			return reason, message, false
+		}
+	}
 	if reason, message, ok := a.admitSysctls(pod); !ok {
 		return reason, message, false
 	}

@@ -20,6 +20,17 @@ type fakeNode struct {
 
 func (f fakeNode) Allocatable() (corev1.ResourceList, error) { return f.alloc, f.err }
 
+// pressuredNode refuses pods without requests, as MemoryPressure refuses
+// BestEffort pods.
+type pressuredNode struct{ fakeNode }
+
+func (pressuredNode) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
+	if len(pod.Spec.Containers[0].Resources.Requests) == 0 {
+		return "Evicted", "The node had condition: [MemoryPressure]. ", false
+	}
+	return "", "", true
+}
+
 // requesting is a static pod whose one container requests kv.
 func requesting(uid string, kv ...string) *corev1.Pod {
 	pod := staticPod(uid, uid)
@@ -70,6 +81,9 @@ func TestAdmissionRejectsPodsThatDoNotFitTheNode(t *testing.T) {
 			"Pod was rejected: Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 2, capacity: 2"},
 		{"a hugepages request is not an extended resource and goes unchecked when the node does not list it",
 			node, []*corev1.Pod{requesting("a", "hugepages-2Mi", "2Mi", "memory", "2Mi")}, []string{"a"}, "", "", ""},
+		{"under pressure the PressureAdmitter refuses first",
+			pressuredNode{node}, []*corev1.Pod{requesting("a", "cpu", "1"), requesting("b")}, []string{"a"}, "b", "Evicted",
+			"Pod was rejected: The node had condition: [MemoryPressure]. "},
 		{"an unreadable machine admits the pod",
 			fakeNode{err: errors.New("no /proc")}, []*corev1.Pod{requesting("a", "cpu", "64")}, []string{"a"}, "", "", ""},
 	}

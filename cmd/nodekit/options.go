@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/runtime/cri"
@@ -51,6 +53,21 @@ type options struct {
 
 	containerLogMaxSize  string
 	containerLogMaxFiles int
+
+	imageGCHigh   int
+	imageGCLow    int
+	imageGCMinAge time.Duration
+	imageGCMaxAge time.Duration
+
+	kubeReserved   map[string]string
+	systemReserved map[string]string
+	evictionHard   string
+
+	evictionSoft            string
+	evictionSoftGrace       map[string]string
+	evictionMinReclaim      map[string]string
+	evictionMaxPodGrace     int64
+	evictionPressureTransit time.Duration
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -81,6 +98,18 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	o.addConfinementFlags(fs)
 	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
 	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
+	fs.IntVar(&o.imageGCHigh, "image-gc-high-threshold", images.DefaultHighThresholdPercent, "percent of the image filesystem's capacity in use at or above which unused images are removed (100 turns it off)")
+	fs.IntVar(&o.imageGCLow, "image-gc-low-threshold", images.DefaultLowThresholdPercent, "percent of the image filesystem's capacity image garbage collection brings usage down to")
+	fs.DurationVar(&o.imageGCMinAge, "image-minimum-gc-age", images.DefaultMinAge, "minimum age of an unused image before it is garbage collected")
+	fs.StringToStringVar(&o.kubeReserved, "kube-reserved", nil, "resources reserved for the node's agents, e.g. cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000; left out of the node's allocatable")
+	fs.StringToStringVar(&o.systemReserved, "system-reserved", nil, "resources reserved for the system, as --kube-reserved")
+	fs.StringVar(&o.evictionHard, "eviction-hard", eviction.DefaultHard, "hard eviction thresholds (signal<quantity or percent); signals not named keep their defaults, none turns them off; memory.available and nodefs.available are left out of the node's allocatable")
+	fs.StringVar(&o.evictionSoft, "eviction-soft", "", "soft eviction thresholds (signal<quantity or percent), each with a grace period in --eviction-soft-grace-period")
+	fs.StringToStringVar(&o.evictionSoftGrace, "eviction-soft-grace-period", nil, "grace period of each soft threshold, e.g. memory.available=1m30s")
+	fs.StringToStringVar(&o.evictionMinReclaim, "eviction-minimum-reclaim", nil, "how far past its threshold each signal must get back, e.g. memory.available=0Mi,nodefs.available=500Mi")
+	fs.Int64Var(&o.evictionMaxPodGrace, "eviction-max-pod-grace-period", 0, "longest grace period, in seconds, of a pod evicted for a soft threshold (0: the pod's own)")
+	fs.DurationVar(&o.evictionPressureTransit, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition stays True after it was last observed")
+	fs.DurationVar(&o.imageGCMaxAge, "image-maximum-gc-age", 0, "images unused for longer are garbage collected whatever the usage (0: off)")
 }
 
 // addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
@@ -182,5 +211,12 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.AllowedUnsafeSysctls = o.allowedUnsafeSysctls
 	cfg.Logs.MaxSize = o.containerLogMaxSize
 	cfg.Logs.MaxFiles = o.containerLogMaxFiles
+	cfg.ImageGC.HighThresholdPercent = o.imageGCHigh
+	cfg.ImageGC.LowThresholdPercent = o.imageGCLow
+	cfg.ImageGC.MinAge = o.imageGCMinAge
+	cfg.ImageGC.MaxAge = o.imageGCMaxAge
+	cfg.KubeReserved, cfg.SystemReserved, cfg.EvictionHard = o.kubeReserved, o.systemReserved, o.evictionHard
+	cfg.Eviction.Soft, cfg.Eviction.SoftGracePeriod, cfg.Eviction.MinimumReclaim = o.evictionSoft, o.evictionSoftGrace, o.evictionMinReclaim
+	cfg.Eviction.MaxPodGracePeriodSeconds, cfg.Eviction.PressureTransitionPeriod = o.evictionMaxPodGrace, o.evictionPressureTransit
 	return cfg
 }

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nodekit/nodekit/managers/eviction"
 )
 
 // DefaultAgentVersion is the kubeletVersion a node reports unless
@@ -66,6 +69,14 @@ type Config struct {
 	// Pressure holds the thresholds of the pressure conditions. Defaults to
 	// the kubelet's hard eviction thresholds.
 	Pressure Thresholds `json:"pressure,omitzero"`
+	// Reserved is kube-reserved plus system-reserved, left out of the
+	// allocatable resources (see Allocatable). Defaults to none.
+	Reserved corev1.ResourceList `json:"reserved,omitempty"`
+	// EvictionHard are the hard eviction thresholds; those of
+	// memory.available and nodefs.available are left out of the
+	// allocatable resources too. Defaults to none (the agent passes the
+	// kubelet's defaults).
+	EvictionHard eviction.Thresholds `json:"-"`
 }
 
 // Thresholds say when the node is under pressure. A negative value turns

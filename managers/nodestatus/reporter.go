@@ -57,6 +57,7 @@ type Reporter struct {
 	lastReport     time.Time
 	runtimeVersion string
 	hook           func(event) // tests only; nil otherwise
+	pressure       pressureHolder
 }
 
 var _ Manager = (*Reporter)(nil)
@@ -180,7 +181,7 @@ func (r *Reporter) syncStatus(ctx context.Context) {
 // runtimeVersionTimeout included) is logged and leaves the fields it fills
 // unchanged.
 func (r *Reporter) gather(ctx context.Context) inputs {
-	in := inputs{now: metav1.NewTime(r.clk.Now()), health: r.health.Ready()}
+	in := inputs{now: metav1.NewTime(r.clk.Now()), health: r.health.Ready(), pressure: r.pressureConditionsNow()}
 	if m, err := r.machine.Info(); err != nil {
 		r.log.Error(err, "cannot read machine info")
 	} else {

@@ -25,6 +25,9 @@ type inputs struct {
 	runtimeVersion string
 	// health is the HealthSource's verdict.
 	health error
+	// pressure, when not nil, are the PressureSource's conditions, used
+	// instead of usage and the thresholds.
+	pressure map[corev1.NodeConditionType]bool
 }
 
 // pressure describes one pressure condition.
@@ -87,6 +90,9 @@ func setNodeStatus(node *corev1.Node, cfg Config, in inputs) {
 	node.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.KubeletPort)
 	for _, p := range pressureConditions() {
 		under := in.usage != nil && p.under(in.usage, cfg.Pressure)
+		if in.pressure != nil {
+			under = in.pressure[p.typ]
+		}
 		c := corev1.NodeCondition{Type: p.typ, Status: corev1.ConditionFalse, Reason: p.falseReason, Message: p.falseMessage}
 		if under {
 			c = corev1.NodeCondition{Type: p.typ, Status: corev1.ConditionTrue, Reason: p.trueReason, Message: p.trueMessage}
@@ -129,9 +135,10 @@ func setCapacity(node *corev1.Node, cfg Config, m *Machine) {
 	if allocatable == nil {
 		allocatable = corev1.ResourceList{}
 	}
+	alloc := Allocatable(ours, cfg.Reserved, cfg.EvictionHard)
 	for name, q := range ours {
 		capacity[name] = q
-		allocatable[name] = q // nothing is reserved yet
+		allocatable[name] = alloc[name]
 	}
 	node.Status.Capacity, node.Status.Allocatable = capacity, allocatable
 }

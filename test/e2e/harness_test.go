@@ -90,6 +90,12 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg.Server.Port = h.port
 	cfg.Server.SecurePort = h.securePort
 	cfg.Kubeconfig = h.kubeconfig
+	// The lab's containerd is shared: no test agent may collect images
+	// other tests need (the image GC test runs its own GC with a filter).
+	cfg.ImageGC.HighThresholdPercent, cfg.ImageGC.LowThresholdPercent = 100, 99
+	// Nor may a full shared disk make every test agent evict pods and
+	// reclaim shared images: eviction tests set their own thresholds.
+	cfg.EvictionHard = "none"
 	if h.configure != nil {
 		h.configure(&cfg)
 	}

@@ -1,0 +1,130 @@
+package nodekit
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/managers/images"
+	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/stats"
+	"github.com/nodekit/nodekit/podworkers"
+)
+
+// evictionWiring binds the eviction manager's small interfaces to the
+// agent, the pod workers, the stats provider and the image GC, and hands
+// the manager to the node status (pressure conditions) and to admission.
+func evictionWiring() fx.Option {
+	return fx.Options(
+		fx.Provide(
+			func(p stats.Provider) eviction.StatsReader { return p },
+			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
+			func(w podworkers.Workers) eviction.PodKiller { return workerKiller{w} },
+			reclaimer,
+			func() *pressureRef { return &pressureRef{} },
+		),
+		fx.Invoke(connectPressure),
+	)
+}
+
+type reclaimerParams struct {
+	fx.In
+
+	Images images.Manager `optional:"true"`
+}
+
+// reclaimer is the image GC, or none when it was left out.
+func reclaimer(p reclaimerParams) eviction.Reclaimer {
+	if p.Images == nil {
+		return nil
+	}
+	return p.Images
+}
+
+type pressureParams struct {
+	fx.In
+
+	Ref        *pressureRef
+	Eviction   eviction.Manager   `optional:"true"`
+	NodeStatus nodestatus.Manager `optional:"true"`
+	Config     Config
+}
+
+// connectPressure makes the eviction manager the source of the pressure
+// conditions and of admission under pressure (not with the simulated
+// runtime, whose stats are made up and where it does not run).
+func connectPressure(p pressureParams) {
+	if p.Eviction == nil || p.Config.Runtime == RuntimeSim {
+		return
+	}
+	p.Ref.m.Store(&p.Eviction)
+	if pa, ok := p.NodeStatus.(nodestatus.PressureAware); ok {
+		pa.SetPressureSource(p.Eviction)
+	}
+}
+
+// pressureRef is the eviction manager, set once the app is built (it
+// depends on the agent, which depends on admission).
+type pressureRef struct {
+	m atomic.Pointer[eviction.Manager]
+}
+
+// admit is eviction.Admit under the manager's conditions; it admits
+// without a manager.
+func (r *pressureRef) admit(pod *corev1.Pod) (string, string, bool) {
+	if r == nil {
+		return "", "", true
+	}
+	m := r.m.Load()
+	if m == nil {
+		return "", "", true
+	}
+	return eviction.Admit(pod, (*m).Conditions())
+}
+
+// activePods are the agent's pods whose termination was not requested
+// and that are not in a terminal phase.
+type activePods struct {
+	a *agent.Agent
+	w podworkers.Workers
+}
+
+func (p activePods) ActivePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range p.a.GetPods() {
+		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded || p.w.IsPodTerminationRequested(pod.UID) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// evictionWait bounds how long an eviction waits for the pod to stop, as
+// the kubelet's pod cleanup timeout.
+const evictionWait = 30 * time.Second
+
+// workerKiller evicts through the pod workers.
+type workerKiller struct{ w podworkers.Workers }
+
+func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64, status func(*corev1.PodStatus)) error {
+	done := make(chan struct{})
+	k.w.UpdatePod(podworkers.UpdatePodOptions{
+		UpdateType: podworkers.SyncPodKill, Pod: pod,
+		KillPodOptions: &podworkers.KillPodOptions{CompletedCh: done, Evict: true, PodStatusFunc: status,
+			PodTerminationGracePeriodSecondsOverride: &grace},
+	})
+	t := time.NewTimer(evictionWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodekit/nodekit"
+)
+
+// TestMemoryPressureEvictsBestEffortFirstAndRefusesBestEffort makes memory
+// pressure real for the agent: a soft memory.available threshold of the
+// machine's whole memory (computed by the test), which is always crossed,
+// with a 15s grace period so both API pods run before it acts. The
+// BestEffort pod must be evicted (Failed, Evicted, a message naming
+// memory, DisruptionTarget) before the Burstable one, MemoryPressure must
+// be True on the node, and a new BestEffort pod must be refused.
+func TestMemoryPressureEvictsBestEffortFirstAndRefusesBestEffort(t *testing.T) {
+	c := loadCluster(t)
+	h := newAgentHarness(t)
+	ns := h.joinCluster(c)
+	total := memTotal()
+	if total == 0 {
+		t.Fatal("cannot read MemTotal")
+	}
+	h.startWith(func(cfg *nodekit.Config) {
+		cfg.EvictionHard = "none"
+		cfg.Eviction.Soft = fmt.Sprintf("memory.available<%d", total)
+		cfg.Eviction.SoftGracePeriod = map[string]string{"memory.available": "15s"}
+		cfg.Eviction.MaxPodGracePeriodSeconds = 2
+		cfg.Eviction.MonitoringInterval = 2 * time.Second
+		cfg.Eviction.PressureTransitionPeriod = 10 * time.Second
+	})
+	ctx := context.Background()
+	be := h.apiPod(ns, "besteffort", 2)
+	burst := h.apiPod(ns, "burstable", 2)
+	burst.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Mi")}
+	for _, p := range []*corev1.Pod{be, burst} {
+		if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitAPIPod(t, c, ns, "besteffort", 2*time.Minute, "running", apiRunning)
+	waitAPIPod(t, c, ns, "burstable", 2*time.Minute, "running", apiRunning)
+
+	evicted := func(p *corev1.Pod, err error) bool { return err == nil && p.Status.Phase == corev1.PodFailed }
+	first := waitAPIPod(t, c, ns, "besteffort", 2*time.Minute, "eviction", evicted)
+	if p, err := c.admin.CoreV1().Pods(ns).Get(ctx, "burstable", metav1.GetOptions{}); err != nil || p.Status.Phase == corev1.PodFailed {
+		t.Errorf("the Burstable pod failed together with or before the BestEffort one (%v)", err)
+	}
+	if first.Status.Reason != "Evicted" || !strings.Contains(first.Status.Message, "The node was low on resource: memory.") {
+		t.Errorf("BestEffort status reason %q message %q", first.Status.Reason, first.Status.Message)
+	}
+	hasDisruption := false
+	for _, cond := range first.Status.Conditions {
+		hasDisruption = hasDisruption || cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue
+	}
+	if !hasDisruption {
+		t.Errorf("no DisruptionTarget condition: %+v", first.Status.Conditions)
+	}
+	second := waitAPIPod(t, c, ns, "burstable", 2*time.Minute, "eviction", evicted)
+	t.Logf("evicted: besteffort (%s), then burstable (%s)", first.Status.Message, second.Status.Message)
+
+	// MemoryPressure holds on the node.
+	for deadline := time.Now().Add(time.Minute); ; {
+		n, err := c.admin.CoreV1().Nodes().Get(ctx, h.node, metav1.GetOptions{})
+		if err == nil && conditionTrue(n, corev1.NodeMemoryPressure) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("MemoryPressure never became True (%v)", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// A new BestEffort pod is refused.
+	if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, h.apiPod(ns, "refused", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := waitAPIPod(t, c, ns, "refused", time.Minute, "refusal", evicted)
+	if p.Status.Reason != "Evicted" || !strings.Contains(p.Status.Message, "The node had condition: [MemoryPressure]") {
+		t.Errorf("refused pod reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+}
+
+func conditionTrue(n *corev1.Node, typ corev1.NodeConditionType) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == typ {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
