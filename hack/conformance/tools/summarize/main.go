@@ -228,7 +228,7 @@ func summarize(reportPath, causesPath, out string) error {
 		}
 	}
 	sort.Strings(states)
-	if len(states) > 0 {
+	if len(states) > 1 || (len(states) == 1 && !strings.HasPrefix(states[0], "failed ")) {
 		fmt.Fprintf(&b, " (%s)", strings.Join(states, ", "))
 	}
 	fmt.Fprintf(&b, "\nskipped at run time: %d\n", counts["skipped"])
