@@ -96,17 +96,31 @@ build_control_plane() {
 	nice -n 19 "$hack_dir/build-control-plane.sh"
 }
 
-command -v go >/dev/null || die "go not found in PATH"
-mkdir -p "$NODEKIT_CACHE/bin"
-what=("$@")
-[ "${#what[@]}" -gt 0 ] || what=(all)
-for w in "${what[@]}"; do
-	case "$w" in
-	all) check_pins; build_control_plane; build_bins; build_agnhost; build_e2e ;;
-	control-plane) build_control_plane ;;
-	e2e) check_pins; build_e2e ;;
-	bins) check_pins; build_bins ;;
-	agnhost) check_pins; build_agnhost ;;
-	*) die "unknown build target $w" ;;
-	esac
-done
+# locked TARGET FUNC runs FUNC holding a lock per target, so two runs (or two
+# targets built at once) never build the same binary twice: the second waits
+# and then finds it built.
+locked() {
+	(
+		exec 7>"$NODEKIT_CACHE/bin/.conformance-$1.lock"
+		flock 7
+		"$2"
+	)
+}
+
+main() {
+	command -v go >/dev/null || die "go not found in PATH"
+	mkdir -p "$NODEKIT_CACHE/bin"
+	local what=("$@") w
+	[ "${#what[@]}" -gt 0 ] || what=(all)
+	for w in "${what[@]}"; do
+		case "$w" in
+		all) check_pins; build_control_plane; locked bins build_bins; locked agnhost build_agnhost; locked e2e build_e2e ;;
+		control-plane) build_control_plane ;;
+		e2e) check_pins; locked e2e build_e2e ;;
+		bins) check_pins; locked bins build_bins ;;
+		agnhost) check_pins; locked agnhost build_agnhost ;;
+		*) die "unknown build target $w" ;;
+		esac
+	done
+}
+main "$@"; exit

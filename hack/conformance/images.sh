@@ -8,7 +8,8 @@
 #   registry.k8s.io/e2e-test-images/agnhost:2.66.1 and :2.55
 #       /agnhost (built from k8s.io/kubernetes/test/images/agnhost, static),
 #       /agnhost-2 -> agnhost, busybox applets in /bin, Debian's bash and curl
-#       with their libraries (lifecycle hooks and probes exec them), the
+#       with their libraries (lifecycle hooks and probes exec them),
+#       /localhost.crt and .key (agnhost's porter pair: https hooks), the
 #       user-defined-in-image user (1000) and group (50000) of the upstream
 #       image; ENTRYPOINT /agnhost, CMD pause.
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-2
@@ -160,9 +161,18 @@ rootfs_agnhost() {
 	add_dynamic "$r" /bin/bash /bin/bash
 	add_dynamic "$r" /usr/bin/curl /bin/curl
 	mkdir -p "$r/uploads"
+	# The serving pair of the upstream image (netexec --tls-cert-file
+	# /localhost.crt: the https lifecycle hook specs).
+	install -m 0644 "$(agnhost_src)/porter/localhost.crt" "$r/localhost.crt"
+	install -m 0644 "$(agnhost_src)/porter/localhost.key" "$r/localhost.key"
 	echo 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh' >>"$r/etc/passwd"
 	printf '%s\n' 'user-defined-in-image:x:1000:' 'group-defined-in-image:x:50000:user-defined-in-image' >>"$r/etc/group"
 	mkdir -p "$r/home/user-defined-in-image"
+}
+# agnhost_src prints the directory of agnhost's sources in the module cache.
+agnhost_src() {
+	(cd "$CONF_TOOLS_DIR" && go list -mod=readonly -f '{{.Dir}}' k8s.io/kubernetes/test/images/agnhost) ||
+		die "cannot find agnhost's sources"
 }
 config_agnhost() { printf '{"Env":["%s"],"Entrypoint":["/agnhost"],"Cmd":["pause"],"WorkingDir":"/"}' "$path_env"; }
 rootfs_busybox() { :; }
@@ -181,7 +191,7 @@ build() {
 	[ -x "$CONF_AGNHOST_BIN" ] && [ -x "$CONF_NNP_BIN" ] || die "agnhost or nnp not built: run hack/conformance/build.sh agnhost"
 	mkdir -p "$CONF_IMAGE_DIR"
 	rm -rf "$CONF_IMAGE_DIR"/.build.* "$CONF_IMAGE_DIR"/.rootfs.*
-	build_one agnhost "$(key_of "$CONF_AGNHOST_BIN" /bin/busybox /bin/bash /usr/bin/curl)" "${AGNHOST_NAMES[@]}"
+	build_one agnhost "$(key_of "$CONF_AGNHOST_BIN" /bin/busybox /bin/bash /usr/bin/curl "$(agnhost_src)/porter/localhost.crt")" "${AGNHOST_NAMES[@]}"
 	build_one busybox "$(key_of /bin/busybox)" "$BUSYBOX_NAME"
 	build_one nonewprivs "$(key_of /bin/busybox "$CONF_NNP_BIN")" "$NONEWPRIVS_NAME"
 	build_one nonroot "$(key_of /bin/busybox)" "$NONROOT_NAME"

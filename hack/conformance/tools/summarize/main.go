@@ -60,7 +60,7 @@ type result struct {
 }
 
 func main() {
-	report := flag.String("report", "", "ginkgo JSON report (report.json)")
+	report := flag.String("report", "", "ginkgo JSON report (report.json); several, comma-separated: a spec of a later report (a rerun) replaces the same spec of an earlier one")
 	causesFile := flag.String("causes", "", "causes file: ID | AREA | REGEXP | DESCRIPTION per line")
 	out := flag.String("out", "", "directory for summary.txt and results.tsv (default: the report's)")
 	table := flag.Bool("table", false, "print the Markdown table of two results.tsv files (kubelet, nodekit) given as arguments")
@@ -127,31 +127,60 @@ func firstLine(s string) string {
 	return s
 }
 
+func specName(r specReport) string {
+	return strings.TrimSpace(strings.Join(append(append([]string{}, r.ContainerHierarchyTexts...), r.LeafNodeText), " "))
+}
+
 func summarize(reportPath, causesPath, out string) error {
 	if reportPath == "" {
 		return fmt.Errorf("-report is required")
 	}
+	paths := strings.Split(reportPath, ",")
 	if out == "" {
-		out = filepath.Dir(reportPath)
-	}
-	data, err := os.ReadFile(reportPath)
-	if err != nil {
-		return err
-	}
-	var suites []suiteReport
-	if err := json.Unmarshal(data, &suites); err != nil {
-		return fmt.Errorf("parse %s: %w", reportPath, err)
+		out = filepath.Dir(paths[0])
 	}
 	cs, err := readCauses(causesPath)
 	if err != nil {
 		return err
 	}
+	// A later report's spec replaces an earlier one's of the same name.
+	var specs []specReport
+	index := map[string]int{}
+	willRun := 0
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var suites []suiteReport
+		if err := json.Unmarshal(data, &suites); err != nil {
+			return fmt.Errorf("parse %s: %w", p, err)
+		}
+		for _, s := range suites {
+			if i == 0 {
+				willRun += s.PreRunStats.SpecsThatWillRun
+			}
+			for _, r := range s.SpecReports {
+				if i > 0 && r.LeafNodeType != "It" {
+					continue
+				}
+				if i > 0 && r.State == "skipped" && r.Failure.Message == "" {
+					continue
+				}
+				key := specName(r)
+				if j, ok := index[key]; ok && r.LeafNodeType == "It" {
+					specs[j] = r
+					continue
+				}
+				index[key] = len(specs)
+				specs = append(specs, r)
+			}
+		}
+	}
 	var results []result
 	counts := map[string]int{}
-	willRun := 0
-	for _, s := range suites {
-		willRun += s.PreRunStats.SpecsThatWillRun
-		for _, r := range s.SpecReports {
+	{
+		for _, r := range specs {
 			if r.LeafNodeType != "It" {
 				// A failed BeforeSuite or AfterSuite is reported too.
 				if r.State != "passed" && r.State != "skipped" {
@@ -161,7 +190,7 @@ func summarize(reportPath, causesPath, out string) error {
 				}
 				continue
 			}
-			name := strings.TrimSpace(strings.Join(append(append([]string{}, r.ContainerHierarchyTexts...), r.LeafNodeText), " "))
+			name := specName(r)
 			if r.State == "skipped" && r.Failure.Message == "" {
 				continue // not selected by the focus and skips
 			}
@@ -199,7 +228,7 @@ func summarize(reportPath, causesPath, out string) error {
 		}
 	}
 	sort.Strings(states)
-	if len(states) > 0 {
+	if len(states) > 1 || (len(states) == 1 && !strings.HasPrefix(states[0], "failed ")) {
 		fmt.Fprintf(&b, " (%s)", strings.Join(states, ", "))
 	}
 	fmt.Fprintf(&b, "\nskipped at run time: %d\n", counts["skipped"])
