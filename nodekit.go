@@ -94,6 +94,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		probeWiring(),
 		volumeWiring(),
 		objectWiring(),
+		nodeIPWiring(),
 	)
 }
 

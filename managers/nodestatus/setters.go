@@ -25,6 +25,12 @@ type inputs struct {
 	runtimeVersion string
 	// health is the HealthSource's verdict.
 	health error
+	// nodeIPs is what the Reporter's nodeip.Source said, when it has one.
+	nodeIPs struct {
+		set bool
+		ips []string
+		err error
+	}
 }
 
 // pressure describes one pressure condition.
@@ -81,7 +87,11 @@ func below(left, total int64, percent int) bool {
 // (the pressure conditions, then Ready, which the kubelet keeps last).
 // Fields that others own (other conditions, other resources) are kept.
 func setNodeStatus(node *corev1.Node, cfg Config, in inputs) {
-	setAddresses(node, cfg, in.machine)
+	if in.nodeIPs.set {
+		setAddressesFrom(node, cfg, in.nodeIPs.ips, in.nodeIPs.err)
+	} else {
+		setAddresses(node, cfg, in.machine)
+	}
 	setCapacity(node, cfg, in.machine)
 	setNodeInfo(node, cfg, in)
 	node.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.KubeletPort)
@@ -106,6 +116,24 @@ func setAddresses(node *corev1.Node, cfg Config, m *Machine) {
 	}
 	var addrs []corev1.NodeAddress
 	if ip != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: cfg.Hostname})
+	node.Status.Addresses = addrs
+}
+
+// setAddressesFrom reports ips as the node's InternalIP addresses, as the
+// kubelet does without a cloud provider; while they are unknown (err) the
+// node keeps the addresses it has, or has only its Hostname address.
+func setAddressesFrom(node *corev1.Node, cfg Config, ips []string, err error) {
+	if err != nil || len(ips) == 0 {
+		if len(node.Status.Addresses) == 0 {
+			node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: cfg.Hostname}}
+		}
+		return
+	}
+	addrs := make([]corev1.NodeAddress, 0, len(ips)+1)
+	for _, ip := range ips {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
 	}
 	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: cfg.Hostname})
