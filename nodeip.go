@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // nodeIPWiring provides the one nodeip.Source that every reader of the
@@ -17,7 +18,7 @@ import (
 func nodeIPWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(newNodeIPs),
-		fx.Invoke(setNodeStatusIPs),
+		fx.Invoke(setNodeStatusIPs, setRuntimeIPs),
 	)
 }
 
@@ -52,10 +53,19 @@ func newNodeIPs(p nodeIPParams) nodeip.Source {
 	return nodeip.NewDetector(p.Host, p.Clock, p.Log, p.Cfg.nodeIPConfig())
 }
 
-// nodeIPSetter is the optional node status capability of taking a
-// nodeip.Source; nodestatus.Reporter has it.
+// nodeIPSetter is the optional capability of taking a nodeip.Source;
+// nodestatus.Reporter and cri.Manager have it.
 type nodeIPSetter interface {
 	SetNodeIPs(nodeip.Source)
+}
+
+// setRuntimeIPs gives the runtime (after any embedder's decoration, when
+// it takes one: cri.Manager does, for its default environment) the shared
+// nodeip.Source.
+func setRuntimeIPs(rt noderuntime.Runtime, src nodeip.Source) {
+	if s, ok := rt.(nodeIPSetter); ok {
+		s.SetNodeIPs(src)
+	}
 }
 
 type nodeStatusIPParams struct {

@@ -44,13 +44,19 @@ type ipRecordingNodeStatus struct {
 
 func (m *ipRecordingNodeStatus) SetNodeIPs(s nodeip.Source) { m.src = s }
 
-// runningRuntime is a runtime whose pod runs with a pod-network address.
-type runningRuntime struct{ noderuntime.Runtime }
+// runningRuntime is a runtime whose pod runs with a pod-network address;
+// it keeps the nodeip.Source it is given, as cri.Manager takes one.
+type runningRuntime struct {
+	noderuntime.Runtime
+	src nodeip.Source
+}
 
-func (runningRuntime) SyncPod(context.Context, *corev1.Pod, *noderuntime.PodStatus) *noderuntime.SyncResult {
+func (r *runningRuntime) SetNodeIPs(s nodeip.Source) { r.src = s }
+
+func (*runningRuntime) SyncPod(context.Context, *corev1.Pod, *noderuntime.PodStatus) *noderuntime.SyncResult {
 	return &noderuntime.SyncResult{}
 }
-func (runningRuntime) GetPodStatus(_ context.Context, uid types.UID, _, _ string) (*noderuntime.PodStatus, error) {
+func (*runningRuntime) GetPodStatus(_ context.Context, uid types.UID, _, _ string) (*noderuntime.PodStatus, error) {
 	return &noderuntime.PodStatus{ID: uid, IPs: []string{"10.88.0.7"}}, nil
 }
 
@@ -73,7 +79,7 @@ func TestEveryReaderOfTheNodeIPAgrees(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{NodeName: "node-a.invalid"}
 			cfg.Agent.NodeName, cfg.Agent.NodeIP = cfg.NodeName, tc.nodeIP
-			ns := &ipRecordingNodeStatus{}
+			ns, rt := &ipRecordingNodeStatus{}, &runningRuntime{}
 			statuses := agent.NewMemoryStatuses()
 			var (
 				envs   cri.EnvSource
@@ -87,7 +93,7 @@ func TestEveryReaderOfTheNodeIPAgrees(t *testing.T) {
 					func() clock.Clock { return clocktesting.NewFakeClock(epochForTests) },
 					func() clock.WithTicker { return clocktesting.NewFakeClock(epochForTests) },
 					func() nodestatus.Manager { return ns },
-					func() noderuntime.Runtime { return runningRuntime{} },
+					func() noderuntime.Runtime { return rt },
 					func() agent.StatusStore { return statuses },
 					func() agent.Requeuer { return noRequeue{} },
 					envSource,
@@ -99,8 +105,8 @@ func TestEveryReaderOfTheNodeIPAgrees(t *testing.T) {
 			app.RequireStart()
 			defer app.RequireStop()
 
-			if ns.src != ips {
-				t.Fatalf("the node status reporter got %v, want the shared source", ns.src)
+			if ns.src != ips || rt.src != ips {
+				t.Fatalf("the node status reporter got %v and the runtime %v, want the shared source", ns.src, rt.src)
 			}
 			got, err := ips.NodeIPs()
 			if err != nil || !slices.Equal(got, []string{tc.want}) {
