@@ -215,7 +215,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs, c.ImageGC, c.Eviction} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig()} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

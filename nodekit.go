@@ -99,6 +99,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		volumeWiring(),
 		objectWiring(),
 		evictionWiring(),
+		nodeIPWiring(),
 	)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/env"
+	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/objects"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
@@ -31,29 +32,19 @@ type envParams struct {
 	Services objects.ServiceLister     `optional:"true"`
 	Node     agent.NodeResources       `optional:"true"`
 	Events   noderuntime.EventRecorder `optional:"true"`
+	NodeIPs  nodeip.Source             `optional:"true"`
 }
 
 // envSource is the default cri.EnvSource: the kubelet's env computation
 // over the object caches (nil without an API server: then configMap and
-// secret references fail and there is no service environment).
+// secret references fail and there is no service environment), with the
+// node's addresses from the shared nodeip.Source.
 func envSource(p envParams) cri.EnvSource {
-	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events}
+	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events, NodeIPs: p.NodeIPs}
 	if p.Node != nil {
 		deps.Node = p.Node
 	}
-	return env.New(deps, env.Config{NodeIPs: nodeIPs(p.Cfg), NodeName: p.Cfg.NodeName})
-}
-
-// nodeIPs are the node's addresses for the downward API: the runtime's
-// NodeIPs when set, else the agent's NodeIP.
-func nodeIPs(cfg Config) []string {
-	if len(cfg.CRI.NodeIPs) > 0 {
-		return cfg.CRI.NodeIPs
-	}
-	if cfg.Agent.NodeIP != "" {
-		return []string{cfg.Agent.NodeIP}
-	}
-	return nil
+	return env.New(deps, env.Config{NodeIPs: p.Cfg.nodeIPConfig().NodeIPs, NodeName: p.Cfg.NodeName})
 }
 
 // envSetter is the optional runtime capability of taking an EnvSource.

@@ -20,15 +20,15 @@ var epochForTests = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestNodeIPsForTheDownwardAPI(t *testing.T) {
 	var cfg Config
-	if got := nodeIPs(cfg); got != nil {
-		t.Errorf("no node IP configured: %v, want none", got)
+	if got := cfg.nodeIPConfig().NodeIPs; got != nil {
+		t.Errorf("no node IP configured: %v, want none (detection)", got)
 	}
 	cfg.Agent.NodeIP = "192.0.2.1"
-	if got := nodeIPs(cfg); !slices.Equal(got, []string{"192.0.2.1"}) {
+	if got := cfg.nodeIPConfig().NodeIPs; !slices.Equal(got, []string{"192.0.2.1"}) {
 		t.Errorf("with --node-ip: %v", got)
 	}
 	cfg.CRI.NodeIPs = []string{"192.0.2.2", "2001:db8::2"}
-	if got := nodeIPs(cfg); !slices.Equal(got, cfg.CRI.NodeIPs) {
+	if got := cfg.nodeIPConfig().NodeIPs; !slices.Equal(got, cfg.CRI.NodeIPs) {
 		t.Errorf("with the runtime's NodeIPs: %v", got)
 	}
 }

@@ -12,8 +12,10 @@ type Config struct {
 	// NodeName is the node's name; pods report it through spec.nodeName.
 	// Required.
 	NodeName string `json:"nodeName,omitempty"`
-	// NodeIP is the node's address, reported as the pods' hostIP and as the
-	// podIP of hostNetwork pods. Defaults to none.
+	// NodeIP is the node's address (--node-ip), reported as the pods'
+	// hostIP and as the podIP of hostNetwork pods when the Syncer has no
+	// nodeip.Source (WithNodeIPs; nodekit gives one, which detects the
+	// address when this is empty). Defaults to none.
 	NodeIP string `json:"nodeIP,omitempty"`
 	// MaxPods is how many pods the agent admits. Defaults to 110.
 	MaxPods int `json:"maxPods,omitempty"`

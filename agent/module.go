@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
@@ -64,6 +65,7 @@ type syncerParams struct {
 	Mirrors  MirrorClient          `optional:"true"`
 	Prober   prober.Manager        `optional:"true"`
 	Volumes  volumes.Manager       `optional:"true"`
+	NodeIPs  nodeip.Source         `optional:"true"`
 	Registry prometheus.Registerer `optional:"true"`
 	Clock    clock.WithTicker
 	Log      logr.Logger
@@ -80,6 +82,9 @@ func newSyncerFromParams(p syncerParams) *Syncer {
 	}
 	if p.Volumes != nil {
 		opts = append(opts, WithVolumes(p.Volumes))
+	}
+	if p.NodeIPs != nil {
+		opts = append(opts, WithNodeIPs(p.NodeIPs))
 	}
 	return NewSyncer(p.Runtime, p.Statuses, p.Requeue, p.Clock, p.Log, p.Cfg, opts...)
 }

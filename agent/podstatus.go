@@ -28,8 +28,9 @@ type statusInput struct {
 	old      *corev1.PodStatus
 	waiting  map[string]waitingReason
 	terminal bool
-	nodeIP   string
-	now      time.Time
+	// nodeIPs are the node's addresses, primary first; empty when unknown.
+	nodeIPs []string
+	now     time.Time
 	// probe, when set, lets the prober set Started and Ready of the
 	// container statuses before the conditions are computed from them.
 	probe func(*corev1.PodStatus)
@@ -70,13 +71,15 @@ func generateAPIPodStatus(in statusInput) *corev1.PodStatus {
 }
 
 func setAddresses(s *corev1.PodStatus, in statusInput) {
-	if in.nodeIP != "" {
-		s.HostIP = in.nodeIP
-		s.HostIPs = []corev1.HostIP{{IP: in.nodeIP}}
+	for _, ip := range in.nodeIPs {
+		s.HostIPs = append(s.HostIPs, corev1.HostIP{IP: ip})
+	}
+	if len(s.HostIPs) > 0 {
+		s.HostIP = s.HostIPs[0].IP
 	}
 	ips := in.runtime.IPs
-	if in.pod.Spec.HostNetwork && in.nodeIP != "" {
-		ips = []string{in.nodeIP}
+	if in.pod.Spec.HostNetwork && len(in.nodeIPs) > 0 {
+		ips = in.nodeIPs // hostNetwork pods have the node's addresses
 	}
 	for _, ip := range ips {
 		s.PodIPs = append(s.PodIPs, corev1.PodIP{IP: ip})

@@ -89,7 +89,7 @@ func TestContainerStatusesShowRestartsAndLastState(t *testing.T) {
 	pod := testPod(corev1.RestartPolicyAlways, "a")
 	rs := &noderuntime.PodStatus{ID: pod.UID, SandboxStatuses: readySandbox(), IPs: []string{"10.250.0.7"},
 		ContainerStatuses: []*noderuntime.ContainerStatus{running("a", 1), exited("a", 137, 0)}}
-	got := generateAPIPodStatus(statusInput{pod: pod, runtime: rs, nodeIP: "127.0.0.1", now: t0})
+	got := generateAPIPodStatus(statusInput{pod: pod, runtime: rs, nodeIPs: []string{"127.0.0.1"}, now: t0})
 	cs := got.ContainerStatuses[0]
 	if cs.RestartCount != 1 || cs.State.Running == nil || !cs.Ready {
 		t.Fatalf("want running, ready, restartCount 1; got %+v", cs)

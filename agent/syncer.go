@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/podworkers"
@@ -29,6 +30,7 @@ type Syncer struct {
 	mirrors  MirrorClient
 	prober   prober.Manager  // nil: no probes
 	volumes  volumes.Manager // nil: the runtime gets no volumes
+	nodeIPs  nodeip.Source   // nil: Config.NodeIP
 	clk      clock.Clock
 	log      logr.Logger
 	cfg      Config
@@ -72,6 +74,14 @@ type SyncerOption func(*Syncer)
 // every static pod.
 func WithMirrorClient(m MirrorClient) SyncerOption {
 	return func(s *Syncer) { s.mirrors = m }
+}
+
+// WithNodeIPs makes the Syncer report src's addresses as the pods'
+// hostIP(s) and as the podIP(s) of hostNetwork pods, instead of
+// Config.NodeIP, so that they agree with the node's status and the
+// downward API. While src knows no address, pods report no hostIP.
+func WithNodeIPs(src nodeip.Source) SyncerOption {
+	return func(s *Syncer) { s.nodeIPs = src }
 }
 
 // WithVolumes makes the Syncer set up every pod's volumes before the
@@ -211,9 +221,26 @@ func (s *Syncer) generate(pod *corev1.Pod, status *noderuntime.PodStatus, termin
 	s.mu.Unlock()
 	return generateAPIPodStatus(statusInput{
 		pod: pod, runtime: status, old: old, waiting: waiting,
-		terminal: terminal, nodeIP: s.cfg.NodeIP, now: s.clk.Now(),
+		terminal: terminal, nodeIPs: s.nodeIPList(), now: s.clk.Now(),
 		probe: s.probeUpdate(pod, old),
 	})
+}
+
+// nodeIPList is the node's addresses for the pod status; none while they
+// are unknown (the source logs why).
+func (s *Syncer) nodeIPList() []string {
+	if s.nodeIPs == nil {
+		if s.cfg.NodeIP == "" {
+			return nil
+		}
+		return []string{s.cfg.NodeIP}
+	}
+	ips, err := s.nodeIPs.NodeIPs()
+	if err != nil {
+		s.log.V(4).Info("Node IP unknown, pods get no hostIP", "err", err)
+		return nil
+	}
+	return ips
 }
 
 // recordReasons keeps why each container failed to start in the last sync,

@@ -18,6 +18,9 @@ import (
 type Addresses struct {
 	PodIPs  []string
 	HostIPs []string
+	// HostIPErr, when HostIPs is empty, says why the node's address is
+	// unknown; a status.hostIP(s) reference fails with it.
+	HostIPErr error
 }
 
 // FieldValue returns the value of a fieldRef path for pod: the metadata
@@ -54,6 +57,9 @@ func FieldValue(pod *corev1.Pod, fieldPath string, addrs Addresses) (string, err
 		return strings.Join(addrs.PodIPs, ","), nil
 	case "status.hostIP", "status.hostIPs":
 		if len(addrs.HostIPs) == 0 {
+			if addrs.HostIPErr != nil {
+				return "", fmt.Errorf("%s: %w", fieldPath, addrs.HostIPErr)
+			}
 			return "", fmt.Errorf("%s: the node has no known IP address (set the node IP)", fieldPath)
 		}
 		if fieldPath == "status.hostIP" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodekit/nodekit/internal/downward"
 	"github.com/nodekit/nodekit/internal/expansion"
+	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/objects"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -31,9 +32,9 @@ type NodeResources interface {
 // Config holds the Builder's settings.
 type Config struct {
 	// NodeIPs are the node's addresses, primary first: status.hostIP(s),
-	// and status.podIP(s) of hostNetwork pods. Defaults to none (then a
-	// status.hostIP reference fails, as the kubelet's does without a node
-	// address).
+	// and status.podIP(s) of hostNetwork pods, used when Deps.NodeIPs is
+	// nil. Defaults to none (then a status.hostIP reference fails, as the
+	// kubelet's does without a node address).
 	NodeIPs []string
 	// NodeName is reported as spec.nodeName for a pod whose spec has none.
 	// Defaults to "".
@@ -54,12 +55,16 @@ func (c Config) Validate() error {
 // optional: without Objects, configMap and secret references fail (there
 // is no API server); without Services there is no service environment;
 // without Node, unset limits are reported as 0; without Events, skipped
-// envFrom keys are not reported.
+// envFrom keys are not reported; without NodeIPs, Config.NodeIPs are the
+// node's addresses.
 type Deps struct {
 	Objects  objects.Manager
 	Services objects.ServiceLister
 	Node     NodeResources
 	Events   noderuntime.EventRecorder
+	// NodeIPs gives the node's addresses, the same the node status and the
+	// pod status report.
+	NodeIPs nodeip.Source
 }
 
 // Builder computes container environments as the kubelet's
@@ -95,10 +100,7 @@ func (b *Builder) ContainerEnv(ctx context.Context, pod *corev1.Pod, c *corev1.C
 			return nil, err
 		}
 	}
-	addrs := downward.Addresses{PodIPs: podIPs, HostIPs: b.cfg.NodeIPs}
-	if pod.Spec.HostNetwork && len(b.cfg.NodeIPs) > 0 {
-		addrs.PodIPs = b.cfg.NodeIPs
-	}
+	addrs := b.addresses(pod, podIPs)
 	lookup := func(name string) (string, bool) {
 		if v, ok := vars.get(name); ok {
 			return v, true
@@ -322,4 +324,19 @@ func (o *ordered) list() []corev1.EnvVar {
 		out = append(out, corev1.EnvVar{Name: n, Value: o.values[n]})
 	}
 	return out
+}
+
+// addresses are pod's IPs and the node's: a hostNetwork pod's IPs are the
+// node's. An unknown node address is kept as the error a status.hostIP
+// reference fails with.
+func (b *Builder) addresses(pod *corev1.Pod, podIPs []string) downward.Addresses {
+	hostIPs, err := b.cfg.NodeIPs, error(nil)
+	if b.deps.NodeIPs != nil {
+		hostIPs, err = b.deps.NodeIPs.NodeIPs()
+	}
+	addrs := downward.Addresses{PodIPs: podIPs, HostIPs: hostIPs, HostIPErr: err}
+	if pod.Spec.HostNetwork && len(hostIPs) > 0 {
+		addrs.PodIPs = hostIPs
+	}
+	return addrs
 }

@@ -31,8 +31,9 @@ type Config struct {
 	// NodeName is the Node object's name. Required.
 	NodeName string `json:"nodeName,omitempty"`
 	// NodeIP is the node's InternalIP. A loopback address is accepted (the
-	// kubelet refuses one) so that a single-machine cluster works. Defaults
-	// to the address of the default route's interface (Machine.HostIP).
+	// kubelet refuses one) so that a single-machine cluster works. A
+	// nodeip.Source given with SetNodeIPs takes its place. Defaults to the
+	// address of the default route's interface (Machine.HostIP).
 	NodeIP string `json:"nodeIP,omitempty"`
 	// Hostname is the node's Hostname address and its kubernetes.io/hostname
 	// label. Defaults to NodeName.

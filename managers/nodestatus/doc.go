@@ -36,8 +36,12 @@
 //
 // # Status
 //
-// Addresses are InternalIP (Config.NodeIP, a loopback address allowed, else
-// the default route's address) and Hostname. Capacity and allocatable
+// Addresses are InternalIP and Hostname. With a nodeip.Source (SetNodeIPs;
+// nodekit always sets the one its pods' hostIP and the downward API read)
+// the InternalIP addresses are the source's, one per family, and an
+// unknown address keeps the Node's; without one, Config.NodeIP (a loopback
+// address allowed), else Machine.HostIP. Changed addresses replace the
+// list whole, as the kubelet's patch does. Capacity and allocatable
 // (equal: nothing is reserved) hold cpu, memory, ephemeral-storage (the
 // filesystem of RootDir) and pods (MaxPods); other resources in the Node are
 // kept. nodeInfo holds the machine's identity, the runtime version

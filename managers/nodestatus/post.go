@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -173,7 +174,10 @@ func readyOf(n *corev1.Node) *corev1.NodeCondition {
 }
 
 // statusPatch is the strategic merge patch from old to cur. Conditions
-// merge by type, so conditions that others set are kept.
+// merge by type, so conditions that others set are kept. Addresses are
+// declared to merge by type too, which would fold two InternalIPs (a
+// dual-stack node) into one and keep stale ones, so, as the kubelet does,
+// changed addresses replace the list whole.
 func statusPatch(old, cur *corev1.Node) ([]byte, error) {
 	o, err := json.Marshal(old)
 	if err != nil {
@@ -183,5 +187,32 @@ func statusPatch(old, cur *corev1.Node) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strategicpatch.CreateTwoWayMergePatch(o, c, corev1.Node{})
+	patch, err := strategicpatch.CreateTwoWayMergePatch(o, c, corev1.Node{})
+	if err != nil || len(old.Status.Addresses) == 0 || apiequality.Semantic.DeepEqual(old.Status.Addresses, cur.Status.Addresses) {
+		return patch, err
+	}
+	return replaceAddresses(patch, cur.Status.Addresses)
+}
+
+// replaceAddresses sets status.addresses of a strategic merge patch to
+// addrs followed by the "$patch": "replace" directive, without an element
+// order for them.
+func replaceAddresses(patch []byte, addrs []corev1.NodeAddress) ([]byte, error) {
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil {
+		return nil, err
+	}
+	status, _ := p["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		p["status"] = status
+	}
+	list := make([]any, 0, len(addrs)+1)
+	for _, a := range addrs {
+		list = append(list, a)
+	}
+	status["addresses"] = append(list, map[string]any{"$patch": "replace"})
+	delete(status, "$setElementOrder/addresses") // it would contradict the replace
+
+	return json.Marshal(p)
 }

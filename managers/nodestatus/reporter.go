@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodekit/nodekit/managers/nodeip"
 )
 
 // Registration backoff, as the kubelet's registerWithAPIServer: 100ms
@@ -49,8 +51,9 @@ type Reporter struct {
 	log     logr.Logger
 	cfg     Config
 
-	mu   sync.Mutex
-	node *corev1.Node // last returned by the API server
+	mu      sync.Mutex
+	node    *corev1.Node  // last returned by the API server
+	nodeIPs nodeip.Source // nil: Config.NodeIP, else Machine.HostIP
 
 	// Owned by Run's goroutine.
 	registered     bool
@@ -74,6 +77,17 @@ func New(client kubernetes.Interface, machine MachineInfo, rt RuntimeInfo, healt
 		log:     log.WithName("nodestatus"),
 		cfg:     cfg.withDefaults(),
 	}
+}
+
+// SetNodeIPs makes the Reporter post src's addresses as the node's
+// InternalIP addresses, instead of Config.NodeIP or Machine.HostIP, so
+// that the Node shows the addresses the pods report as their hostIP. While
+// src knows no address, the addresses the Node has are kept. Call it
+// before Run; it is safe for concurrent use.
+func (r *Reporter) SetNodeIPs(src nodeip.Source) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodeIPs = src
 }
 
 // Run registers the node (retrying with backoff), then renews its Lease
@@ -191,6 +205,13 @@ func (r *Reporter) gather(ctx context.Context) inputs {
 		r.log.Error(err, "cannot read machine usage")
 	} else {
 		in.usage = u
+	}
+	r.mu.Lock()
+	src := r.nodeIPs
+	r.mu.Unlock()
+	if src != nil {
+		in.nodeIPs.set = true
+		in.nodeIPs.ips, in.nodeIPs.err = src.NodeIPs()
 	}
 	if in.health == nil || r.runtimeVersion == "" {
 		r.readRuntimeVersion(ctx)

@@ -28,6 +28,12 @@ type inputs struct {
 	// pressure, when not nil, are the PressureSource's conditions, used
 	// instead of usage and the thresholds.
 	pressure map[corev1.NodeConditionType]bool
+	// nodeIPs is what the Reporter's nodeip.Source said, when it has one.
+	nodeIPs struct {
+		set bool
+		ips []string
+		err error
+	}
 }
 
 // pressure describes one pressure condition.
@@ -84,7 +90,11 @@ func below(left, total int64, percent int) bool {
 // (the pressure conditions, then Ready, which the kubelet keeps last).
 // Fields that others own (other conditions, other resources) are kept.
 func setNodeStatus(node *corev1.Node, cfg Config, in inputs) {
-	setAddresses(node, cfg, in.machine)
+	if in.nodeIPs.set {
+		setAddressesFrom(node, cfg, in.nodeIPs.ips, in.nodeIPs.err)
+	} else {
+		setAddresses(node, cfg, in.machine)
+	}
 	setCapacity(node, cfg, in.machine)
 	setNodeInfo(node, cfg, in)
 	node.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.KubeletPort)
@@ -112,6 +122,24 @@ func setAddresses(node *corev1.Node, cfg Config, m *Machine) {
 	}
 	var addrs []corev1.NodeAddress
 	if ip != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
+	}
+	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: cfg.Hostname})
+	node.Status.Addresses = addrs
+}
+
+// setAddressesFrom reports ips as the node's InternalIP addresses, as the
+// kubelet does without a cloud provider; while they are unknown (err) the
+// node keeps the addresses it has, or has only its Hostname address.
+func setAddressesFrom(node *corev1.Node, cfg Config, ips []string, err error) {
+	if err != nil || len(ips) == 0 {
+		if len(node.Status.Addresses) == 0 {
+			node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: cfg.Hostname}}
+		}
+		return
+	}
+	addrs := make([]corev1.NodeAddress, 0, len(ips)+1)
+	for _, ip := range ips {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip})
 	}
 	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: cfg.Hostname})

@@ -122,9 +122,10 @@ type Config struct {
 	// spec has no nodeName. Defaults to "".
 	NodeName string
 	// NodeIPs are the node's addresses, for the status.hostIP and
-	// status.hostIPs downward-API fields when no EnvSource is set (nodekit
-	// sets one with the node IP). Defaults to none (a status.hostIP
-	// reference then fails with CreateContainerConfigError).
+	// status.hostIPs downward-API fields when neither an EnvSource nor a
+	// nodeip.Source (SetNodeIPs) is set; nodekit sets both, and configures
+	// its nodeip.Source with these when given. Defaults to none (a
+	// status.hostIP reference then fails with CreateContainerConfigError).
 	NodeIPs []string
 	// ResolvConf is the host resolver file that gives pods with dnsPolicy
 	// Default (and ClusterFirst without ClusterDNS) their nameservers and

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit/nodekit/managers/env"
+	"github.com/nodekit/nodekit/managers/nodeip"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -92,11 +93,21 @@ func (m *Manager) SetEnvSource(s EnvSource) {
 	m.envSource = s
 }
 
+// SetNodeIPs makes the default environment (used while no EnvSource is
+// set) read the node's addresses from src instead of Config.NodeIPs, so
+// that status.hostIP agrees with the pod and node statuses. Safe for
+// concurrent use.
+func (m *Manager) SetNodeIPs(src nodeip.Source) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.nodeIPs = src
+}
+
 func (m *Manager) envSourceOrDefault() EnvSource {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if m.envSource == nil {
-		return env.New(env.Deps{}, env.Config{NodeIPs: m.cfg.NodeIPs, NodeName: m.cfg.NodeName})
+		return env.New(env.Deps{NodeIPs: m.nodeIPs}, env.Config{NodeIPs: m.cfg.NodeIPs, NodeName: m.cfg.NodeName})
 	}
 	return m.envSource
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -60,5 +61,23 @@ func TestEnvSourceErrorIsCreateContainerConfigErrorWithItsMessage(t *testing.T) 
 	reason, msg := r.Waiting("a")
 	if reason != "CreateContainerConfigError" || msg != "couldn't find key missing in ConfigMap default/cm" {
 		t.Errorf("Waiting = %q, %q; want CreateContainerConfigError with the source's message", reason, msg)
+	}
+}
+
+func TestTheDefaultEnvironmentReadsTheNodeIPSource(t *testing.T) {
+	e := newTestEnv(t)
+	e.m.SetNodeIPs(nodeip.Static{"10.0.0.5"})
+	pod := newPod("u1", "a")
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "HOST_IP", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}}
+	if err := e.sync(t, pod).Error(); err != nil {
+		t.Fatalf("SyncPod: %v", err)
+	}
+	var got []string
+	for _, kv := range e.rs.lastContainerConfig(t).Envs {
+		got = append(got, kv.Key+"="+string(kv.Value))
+	}
+	if !slices.Contains(got, "HOST_IP=10.0.0.5") {
+		t.Errorf("env = %v, want HOST_IP=10.0.0.5 from the node IP source", got)
 	}
 }

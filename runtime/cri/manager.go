@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -62,6 +63,7 @@ type Manager struct {
 	rec         noderuntime.EventRecorder
 	volumes     noderuntime.VolumeGetter
 	envSource   EnvSource
+	nodeIPs     nodeip.Source // nil: Config.NodeIPs
 	// hooks runs lifecycle hooks (and preStop hooks unless preStop is set).
 	hooks *hookRunner
 	// classes resolves pods' RuntimeClasses; it has its own lock.
