@@ -302,3 +302,36 @@ func TestAfterARestartAVolumeOnDiskIsServedWhileItsObjectIsGone(t *testing.T) {
 		t.Errorf("events %q, want the failed refresh recorded", events)
 	}
 }
+
+// countingNode counts the reads of the node's allocatable resources.
+type countingNode struct {
+	fakeNode
+	reads *int
+}
+
+func (c countingNode) Allocatable() (corev1.ResourceList, error) {
+	*c.reads++
+	return c.fakeNode.Allocatable()
+}
+
+func TestARefreshOfAMountedTmpfsNeitherSizesNorMountsIt(t *testing.T) {
+	e := newTestEnv(t)
+	reads := 0
+	e.m.node = countingNode{reads: &reads}
+	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
+	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
+	e.setUp(t, pod)
+	e.setUp(t, pod)
+	e.m.Resync(context.Background())
+	if e.tmpfsCalls != 1 || reads != 1 {
+		t.Fatalf("%d tmpfs mounts and %d allocatable reads for a set-up and two refreshes, want 1 and 1", e.tmpfsCalls, reads)
+	}
+	// A tmpfs that went away is mounted again.
+	e.mu.Lock()
+	delete(e.tmpfs, e.m.PodVolumes(pod.UID)["sec"].HostPath)
+	e.mu.Unlock()
+	e.setUp(t, pod)
+	if e.tmpfsCalls != 2 {
+		t.Fatalf("%d tmpfs mounts after the tmpfs went away, want 2", e.tmpfsCalls)
+	}
+}

@@ -148,8 +148,9 @@ type testEnv struct {
 	root    string
 	reg     *prometheus.Registry
 
-	mu    sync.Mutex
-	tmpfs map[string]int64 // dir -> size of each tmpfs asked for
+	mu         sync.Mutex
+	tmpfs      map[string]int64 // dir -> size of each tmpfs asked for
+	tmpfsCalls int              // calls of the tmpfs mounter
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -163,7 +164,12 @@ func newTestEnv(t *testing.T) *testEnv {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.tmpfs[dir] = size
+		e.tmpfsCalls++
 		return nil
+	}
+	e.m.tmpfsMounted = func(dir string) bool {
+		_, ok := e.tmpfsSize(dir)
+		return ok
 	}
 	return e
 }

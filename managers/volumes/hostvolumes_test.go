@@ -163,6 +163,7 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 	needRoot(t)
 	e := newTestEnv(t)
 	e.m.tmpfs = mount.EnsureTmpfs
+	e.m.tmpfsMounted = mount.IsTmpfsMountPoint
 	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
 	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
 	t.Cleanup(func() { _ = mount.UnmountBelow(filepath.Join(e.root, "pods")) })
@@ -173,8 +174,11 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	points, err := mount.Points()
-	if err != nil || !points[dir] {
+	if err != nil || !points[dir] || !mount.IsTmpfsMountPoint(dir) {
 		t.Fatalf("no tmpfs on %s (%v)", dir, err)
+	}
+	if mount.IsTmpfsMountPoint(filepath.Dir(dir)) {
+		t.Fatalf("%s is not a tmpfs mount point but is seen as one", filepath.Dir(dir))
 	}
 	if got := e.read(t, pod, "sec", "k"); got != "v" {
 		t.Errorf("k = %q", got)

@@ -48,6 +48,9 @@ type VolumeManager struct {
 	// tmpfs mounts a tmpfs of a size on a directory unless one is there:
 	// mount.EnsureTmpfs (tests replace it).
 	tmpfs func(dir string, size int64) error
+	// tmpfsMounted tells cheaply whether a tmpfs is mounted on a
+	// directory: mount.IsTmpfsMountPoint (tests replace it).
+	tmpfsMounted func(dir string) bool
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
@@ -83,7 +86,9 @@ func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec Event
 		metrics: newMetrics(reg),
 		backOff: flowcontrol.NewFakeBackOff(cfg.InitialBackOff, cfg.MaxBackOff, clk),
 		tmpfs:   mount.EnsureTmpfs,
-		pods:    map[types.UID]*podState{},
+
+		tmpfsMounted: mount.IsTmpfsMountPoint,
+		pods:         map[types.UID]*podState{},
 	}
 }
 
@@ -161,7 +166,7 @@ func (m *VolumeManager) setUp(ctx context.Context, st *podState, pod *corev1.Pod
 			}
 			continue
 		}
-		vol, err := m.setUpVolume(ctx, pod, v)
+		vol, err := m.setUpVolume(ctx, pod, v, done)
 		m.metrics.observe(v, m.clk.Since(now), err)
 		if err != nil {
 			m.backOff.Next(key, now)
