@@ -18,6 +18,9 @@ const (
 	// failed volume set-up, as the kubelet's operation executor does.
 	DefaultInitialBackOff = 500 * time.Millisecond
 	DefaultMaxBackOff     = 2*time.Minute + 2*time.Second
+	// DefaultResyncTimeout bounds the refresh of one pod's volumes in a
+	// periodic resync.
+	DefaultResyncTimeout = 30 * time.Second
 )
 
 // Config holds the volume manager's settings. The zero value is valid.
@@ -31,6 +34,11 @@ type Config struct {
 	// every pod (SetUpPod refreshes them on every pod sync too). Defaults
 	// to 1m.
 	ResyncPeriod time.Duration `json:"resyncPeriod,omitempty"`
+	// ResyncTimeout bounds the API calls (object reads, token requests)
+	// of one pod's refresh in a periodic resync, which holds the pod's
+	// set-up lock, so that a slow API server delays neither the pod's
+	// next sync nor its tear-down for longer. Defaults to 30s.
+	ResyncTimeout time.Duration `json:"resyncTimeout,omitempty"`
 	// InitialBackOff is the wait before the first retry of a volume that
 	// failed to set up; it doubles on each failure. Defaults to 500ms.
 	InitialBackOff time.Duration `json:"initialBackOff,omitempty"`
@@ -45,6 +53,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("volumes: rootDir %q must be an absolute path", c.RootDir)
 	case c.ResyncPeriod < 0:
 		return fmt.Errorf("volumes: resyncPeriod %s must not be negative", c.ResyncPeriod)
+	case c.ResyncTimeout < 0:
+		return fmt.Errorf("volumes: resyncTimeout %s must not be negative", c.ResyncTimeout)
 	case c.InitialBackOff < 0 || c.MaxBackOff < 0:
 		return errors.New("volumes: backoff durations must not be negative")
 	case c.InitialBackOff > 0 && c.MaxBackOff > 0 && c.MaxBackOff < c.InitialBackOff:
@@ -59,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResyncPeriod == 0 {
 		c.ResyncPeriod = DefaultResyncPeriod
+	}
+	if c.ResyncTimeout == 0 {
+		c.ResyncTimeout = DefaultResyncTimeout
 	}
 	if c.InitialBackOff == 0 {
 		c.InitialBackOff = DefaultInitialBackOff

@@ -85,11 +85,19 @@ type fakeTokens struct {
 	requests  []*authenticationv1.TokenRequest
 	accounts  []string
 	forgotten []types.UID
+	// untilDeadline is, for each request, the time its context had left
+	// (-1 without a deadline).
+	untilDeadline []time.Duration
 }
 
-func (f *fakeTokens) GetServiceAccountToken(_ context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+func (f *fakeTokens) GetServiceAccountToken(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	left := time.Duration(-1)
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	f.untilDeadline = append(f.untilDeadline, left)
 	f.requests = append(f.requests, tr.DeepCopy())
 	f.accounts = append(f.accounts, ns+"/"+name)
 	out := tr.DeepCopy()

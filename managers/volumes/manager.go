@@ -304,7 +304,8 @@ func (m *VolumeManager) Run(ctx context.Context) error {
 }
 
 // Resync refreshes the API-backed volumes of every pod set up here, with
-// the pod object of its last SetUpPod. It blocks for the I/O.
+// the pod object of its last SetUpPod. It blocks for the I/O; the API
+// calls of each pod are bounded by ResyncTimeout.
 func (m *VolumeManager) Resync(ctx context.Context) {
 	m.mu.Lock()
 	states := make([]*podState, 0, len(m.pods))
@@ -318,7 +319,9 @@ func (m *VolumeManager) Resync(ctx context.Context) {
 		pod := st.pod
 		m.mu.Unlock()
 		if pod != nil {
-			_ = m.setUp(ctx, st, pod, true)
+			podCtx, cancel := context.WithTimeout(ctx, m.cfg.ResyncTimeout)
+			_ = m.setUp(podCtx, st, pod, true)
+			cancel()
 		}
 		st.mu.Unlock()
 	}

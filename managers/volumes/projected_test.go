@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -205,5 +206,21 @@ func TestDownwardAPIValuesAreWrittenUnchanged(t *testing.T) {
 	}
 	if got := e.read(t, pod, "info", "note"); got != "zeta\nalpha" {
 		t.Errorf("note = %q, want the annotation unchanged", got)
+	}
+}
+
+func TestAResyncBoundsItsAPICalls(t *testing.T) {
+	e := newTestEnv(t)
+	e.m.cfg.ResyncTimeout = time.Hour
+	pod := newPod("u1", corev1.Volume{Name: "tok", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
+	}}})
+	e.setUp(t, pod)
+	e.m.Resync(context.Background())
+	if n := len(e.tokens.untilDeadline); n != 2 {
+		t.Fatalf("%d token requests, want 2", n)
+	}
+	if left := e.tokens.untilDeadline[1]; left <= 0 || left > time.Hour {
+		t.Fatalf("the resync's token request had %v left, want a deadline within ResyncTimeout (1h)", left)
 	}
 }
