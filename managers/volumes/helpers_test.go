@@ -22,7 +22,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// fakeObjects is an ObjectGetter and PodRegistrar over maps.
+// fakeObjects is an ObjectGetter over maps; it also records RegisterPod
+// and UnregisterPod, which the volume manager must never call (the agent's
+// registry owns registration).
 type fakeObjects struct {
 	mu         sync.Mutex
 	cms        map[string]*corev1.ConfigMap

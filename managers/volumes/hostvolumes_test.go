@@ -115,7 +115,7 @@ func TestHostPathTypeChecks(t *testing.T) {
 	}
 }
 
-func TestTearDownRemovesTheVolumesAndUnregisters(t *testing.T) {
+func TestTearDownRemovesTheVolumesAndForgetsTheTokens(t *testing.T) {
 	e := newTestEnv(t)
 	e.objects.putConfigMap("ns", "app", map[string]string{"k": "v"})
 	host := t.TempDir()

@@ -73,8 +73,9 @@ type podState struct {
 // on reg. objects, tokens, node, rec and reg may be nil: a
 // configMap or secret volume then fails with an error saying there is no
 // API server, a token likewise, limits have no node default, and events go
-// to the log. When objects also implements PodRegistrar, pods are
-// registered with it before their objects are read. It does no I/O.
+// to the log. The manager does not register pods with objects: whoever
+// holds the desired pods does (the agent's Registry, as the kubelet's pod
+// manager does), so that each pod has one owner. It does no I/O.
 func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec EventRecorder, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *VolumeManager {
 	cfg = cfg.withDefaults()
 	log = log.WithName("volumes")
@@ -139,9 +140,6 @@ func (m *VolumeManager) SetUpPod(ctx context.Context, pod *corev1.Pod) error {
 		m.publishCounts()
 	}
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && changed {
-		r.RegisterPod(pod)
-	}
 	return m.setUp(ctx, st, pod, false)
 }
 
@@ -243,9 +241,6 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 	}
 	st.volumes = map[string]noderuntime.Volume{}
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && pod != nil {
-		r.UnregisterPod(pod)
-	}
 	if f, ok := m.tokens.(TokenForgetter); ok {
 		f.DeleteServiceAccountToken(uid)
 	}
