@@ -190,3 +190,33 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 		t.Fatal("the tmpfs is still mounted after tear-down")
 	}
 }
+
+func TestTheVolumeManagerHoldsAPodUntilTearDownWhichRemovesAnEmptyPodDirectory(t *testing.T) {
+	e := newTestEnv(t)
+	pod := newPod("u1", corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	other := newPod("u2", corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	e.setUp(t, pod)
+	e.setUp(t, other)
+	if !e.m.PodVolumesExist("u1") || e.m.PodVolumesExist("u3") {
+		t.Fatal("PodVolumesExist: want the set-up pod held and no other")
+	}
+	// The runtime keeps a file of its own in u2's directory.
+	kept := filepath.Join(e.root, "pods", "u2", "nodekit-instance")
+	if err := os.WriteFile(kept, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*corev1.Pod{pod, other} {
+		if err := e.m.TearDownPod(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.m.PodVolumesExist("u1") {
+		t.Error("the pod is still held after tear-down")
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "pods", "u1")); !os.IsNotExist(err) {
+		t.Errorf("the empty pod directory is still there: %v", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a pod directory with the runtime's files was removed: %v", err)
+	}
+}

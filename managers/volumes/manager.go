@@ -27,7 +27,10 @@ import (
 // failed to set up, as the kubelet's.
 const EventFailedMount = "FailedMount"
 
-var _ Manager = (*VolumeManager)(nil)
+var (
+	_ Manager                  = (*VolumeManager)(nil)
+	_ noderuntime.VolumeHolder = (*VolumeManager)(nil)
+)
 
 // VolumeManager is the default Manager: the kubelet's volume plugins for
 // emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes
@@ -106,6 +109,15 @@ func (m *VolumeManager) PodVolumes(uid types.UID) map[string]noderuntime.Volume 
 		out[k] = v
 	}
 	return out
+}
+
+// PodVolumesExist implements runtime.VolumeHolder: the manager holds the
+// pod from its first SetUpPod until its volumes are torn down.
+func (m *VolumeManager) PodVolumesExist(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pods[uid]
+	return ok
 }
 
 // SetUpError lists the volumes of a pod that are not set up, with why. It
@@ -253,6 +265,11 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 			return fmt.Errorf("remove volumes of pod %s: %w", uid, err)
 		}
 		m.log.V(2).Info("volumes torn down", "podUID", uid)
+	}
+	// The pod directory goes too when nothing else is in it (the runtime
+	// keeps its own files, and removes the directory, otherwise).
+	if err := os.Remove(filepath.Dir(dir)); err == nil {
+		m.log.V(4).Info("empty pod directory removed", "podUID", uid)
 	}
 	m.mu.Lock()
 	delete(m.pods, uid)
