@@ -150,6 +150,9 @@ func (c Config) Complete() (Config, error) {
 	c.Logs.InstanceID = c.InstanceID
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
+	// The simulated runtime runs nothing that would read a tmpfs: volumes
+	// stay plain directories and nothing is mounted on the host.
+	c.Volumes.DiskOnly = c.Volumes.DiskOnly || c.Runtime == RuntimeSim
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
 		if err != nil {

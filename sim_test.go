@@ -81,3 +81,17 @@ func TestConfigRuntime(t *testing.T) {
 		})
 	}
 }
+
+func TestTheSimulatedRuntimesVolumesMountNothing(t *testing.T) {
+	for runtime, want := range map[string]bool{nodekit.RuntimeSim: true, nodekit.RuntimeCRI: false} {
+		cfg := nodekit.DefaultConfig()
+		cfg.NodeName, cfg.Runtime = "n", runtime
+		cfg, err := cfg.Complete()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Volumes.DiskOnly != want {
+			t.Errorf("runtime %q: volumes DiskOnly = %t, want %t", runtime, cfg.Volumes.DiskOnly, want)
+		}
+	}
+}

@@ -44,6 +44,12 @@ type Config struct {
 	InitialBackOff time.Duration `json:"initialBackOff,omitempty"`
 	// MaxBackOff caps the wait between retries. Defaults to 2m2s.
 	MaxBackOff time.Duration `json:"maxBackOff,omitempty"`
+	// DiskOnly keeps the volumes the kubelet puts on a tmpfs (secret,
+	// downwardAPI and projected volumes, emptyDir medium Memory) in plain
+	// directories and mounts nothing: for the simulated runtime, where no
+	// container reads them and the agent may not be allowed to mount.
+	// nodekit sets it with runtime "sim". Defaults to false.
+	DiskOnly bool `json:"diskOnly,omitempty"`
 }
 
 // Validate reports the first invalid field.

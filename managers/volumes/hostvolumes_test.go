@@ -220,3 +220,22 @@ func TestTheVolumeManagerHoldsAPodUntilTearDownWhichRemovesAnEmptyPodDirectory(t
 		t.Errorf("a pod directory with the runtime's files was removed: %v", err)
 	}
 }
+
+func TestDiskOnlyMountsNothing(t *testing.T) {
+	e := newTestEnv(t)
+	e.m.cfg.DiskOnly = true
+	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
+	pod := newPod("u1",
+		corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
+		corev1.Volume{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
+	e.setUp(t, pod)
+	if e.tmpfsCalls != 0 {
+		t.Fatalf("%d tmpfs mounts with DiskOnly, want none", e.tmpfsCalls)
+	}
+	if got := e.read(t, pod, "sec", "k"); got != "v" {
+		t.Errorf("k = %q, want v", got)
+	}
+	if info, err := os.Stat(e.m.PodVolumes(pod.UID)["mem"].HostPath); err != nil || info.Mode().Perm() != 0o777 {
+		t.Errorf("memory emptyDir: %v, %v; want a world-writable directory", info, err)
+	}
+}

@@ -106,7 +106,7 @@ func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemo
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return noderuntime.Volume{}, err
 	}
-	if inMemory && !(done && m.tmpfsMounted(dir)) {
+	if inMemory && !m.cfg.DiskOnly && !(done && m.tmpfsMounted(dir)) {
 		if err := m.tmpfs(dir, m.memoryBackedSize(pod, nil)); err != nil {
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}
@@ -157,6 +157,9 @@ func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.
 	switch src.Medium {
 	case corev1.StorageMediumDefault:
 	case corev1.StorageMediumMemory:
+		if m.cfg.DiskOnly {
+			break
+		}
 		if err := m.tmpfs(dir, m.memoryBackedSize(pod, src.SizeLimit)); err != nil {
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}
