@@ -11,6 +11,7 @@ import (
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
@@ -95,6 +96,10 @@ type Config struct {
 	// Volumes configures the volume manager. Its RootDir is RootDir.
 	// Defaults to the kubelet's settings.
 	Volumes volumes.Config
+	// Objects configures the ConfigMap and Secret caches and the
+	// service-account token manager (used with an API server). Defaults to
+	// the kubelet's settings.
+	Objects objects.Config
 	// Logs is the container log rotation policy (not used with the
 	// simulated runtime, which writes no logs). Defaults to the kubelet's:
 	// 10Mi, 5 files, checked every 10s.
@@ -181,7 +186,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
