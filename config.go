@@ -15,6 +15,7 @@ import (
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
+	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
@@ -115,6 +116,10 @@ type Config struct {
 	// Volumes configures the volume manager. Its RootDir is RootDir.
 	// Defaults to the kubelet's settings.
 	Volumes volumes.Config
+	// Objects configures the ConfigMap and Secret caches and the
+	// service-account token manager (used with an API server). Defaults to
+	// the kubelet's settings.
+	Objects objects.Config
 	// Logs is the container log rotation policy (not used with the
 	// simulated runtime, which writes no logs). Defaults to the kubelet's:
 	// 10Mi, 5 files, checked every 10s.
@@ -181,6 +186,9 @@ func (c Config) Complete() (Config, error) {
 	c.Eviction.Hard = c.EvictionHard
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
+	// The simulated runtime runs nothing that would read a tmpfs: volumes
+	// stay plain directories and nothing is mounted on the host.
+	c.Volumes.DiskOnly = c.Volumes.DiskOnly || c.Runtime == RuntimeSim
 	if c.Manifests != "" {
 		abs, err := filepath.Abs(c.Manifests)
 		if err != nil {
@@ -215,7 +223,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig()} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig()} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -79,7 +79,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Logs, cfg.ImageGC, cfg.Eviction,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Objects, cfg.Logs, cfg.ImageGC, cfg.Eviction,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(

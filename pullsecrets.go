@@ -3,12 +3,15 @@ package nodekit
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
@@ -33,6 +36,7 @@ type nodeResourcesParams struct {
 	Machine  nodestatus.MachineInfo `optional:"true"`
 	Config   nodestatus.Config
 	Pressure *pressureRef `optional:"true"`
+	Clock    clock.Clock  `optional:"true"`
 }
 
 // nodeResources adapts the MachineInfo; nil (no resource admission) when
@@ -41,7 +45,11 @@ func nodeResources(p nodeResourcesParams) agent.NodeResources {
 	if p.Machine == nil {
 		return nil
 	}
-	return machineResources{p.Machine, p.Config, p.Pressure}
+	clk := p.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &machineResources{m: p.Machine, cfg: p.Config, pressure: p.Pressure, clk: clk}
 }
 
 // secretSetter is the optional runtime capability of reading pull secrets.
@@ -73,30 +81,51 @@ func (c clientSecrets) GetSecret(ctx context.Context, namespace, name string) (*
 	return s, nil
 }
 
+// allocatableTTL is how long machineResources serves the machine's
+// capacity before reading it again: Info reads files, statfs and routes,
+// and Allocatable is asked for on every admission, every downward API
+// resource and every memory-backed volume set-up.
+const allocatableTTL = time.Minute
+
 // machineResources is the node's allocatable resources as the node status
 // reports them: the machine's capacity less the reserved resources and the
-// hard eviction thresholds.
+// hard eviction thresholds, read at most once per allocatableTTL; a failed
+// read is not kept.
 type machineResources struct {
 	m        nodestatus.MachineInfo
 	cfg      nodestatus.Config
 	pressure *pressureRef // nil: no admission under pressure
+	clk      clock.Clock
+
+	mu    sync.Mutex
+	alloc corev1.ResourceList
+	read  time.Time
 }
 
 // AdmitUnderPressure implements agent.PressureAdmitter with the eviction
 // manager's conditions.
-func (r machineResources) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
+func (r *machineResources) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
 	return r.pressure.admit(pod)
 }
 
-// Allocatable implements agent.NodeResources.
-func (r machineResources) Allocatable() (corev1.ResourceList, error) {
+// Allocatable implements agent.NodeResources. It returns a copy the caller
+// may change.
+func (r *machineResources) Allocatable() (corev1.ResourceList, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.clk.Now()
+	if r.alloc != nil && now.Sub(r.read) < allocatableTTL {
+		return r.alloc.DeepCopy(), nil
+	}
 	info, err := r.m.Info()
 	if err != nil {
 		return nil, fmt.Errorf("read machine info: %w", err)
 	}
-	return nodestatus.Allocatable(corev1.ResourceList{
+	r.alloc = nodestatus.Allocatable(corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(info.NumCPU), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(info.MemoryBytes, resource.BinarySI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(info.EphemeralStorageBytes, resource.BinarySI),
-	}, r.cfg.Reserved, r.cfg.EvictionHard), nil
+	}, r.cfg.Reserved, r.cfg.EvictionHard)
+	r.read = now
+	return r.alloc.DeepCopy(), nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -75,5 +77,37 @@ func TestNodeResourcesAreTheMachinesCapacity(t *testing.T) {
 	}
 	if _, err := nodeResources(nodeResourcesParams{Machine: fakeMachine{err: errors.New("no /proc")}}).Allocatable(); err == nil {
 		t.Error("an unreadable machine gave no error")
+	}
+}
+
+// countingMachine counts the reads of the machine's info.
+type countingMachine struct {
+	fakeMachine
+	reads *int
+}
+
+func (c countingMachine) Info() (*nodestatus.Machine, error) {
+	*c.reads++
+	return c.fakeMachine.Info()
+}
+
+func TestNodeResourcesReadTheMachineOncePerMinute(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	reads := 0
+	m := countingMachine{fakeMachine{info: &nodestatus.Machine{NumCPU: 2, MemoryBytes: 1 << 30}}, &reads}
+	r := nodeResources(nodeResourcesParams{Machine: m, Clock: clk})
+	for i := 0; i < 3; i++ {
+		alloc, err := r.Allocatable()
+		if err != nil || alloc.Cpu().Value() != 2 {
+			t.Fatalf("Allocatable = %v, %v", alloc, err)
+		}
+		delete(alloc, corev1.ResourceCPU) // the caller's copy
+	}
+	if reads != 1 {
+		t.Fatalf("%d machine reads for 3 calls within a minute, want 1", reads)
+	}
+	clk.Step(time.Minute)
+	if _, err := r.Allocatable(); err != nil || reads != 2 {
+		t.Fatalf("after a minute: %d reads (err %v), want 2", reads, err)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"go.uber.org/fx"
 
 	"github.com/nodekit/nodekit"
+	"github.com/nodekit/nodekit/managers/objects"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/sim"
 )
@@ -79,5 +81,39 @@ func TestConfigRuntime(t *testing.T) {
 				t.Fatalf("Validate() = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestTheSimulatedRuntimesVolumesMountNothing(t *testing.T) {
+	for runtime, want := range map[string]bool{nodekit.RuntimeSim: true, nodekit.RuntimeCRI: false} {
+		cfg := nodekit.DefaultConfig()
+		cfg.NodeName, cfg.Runtime = "n", runtime
+		cfg, err := cfg.Complete()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Volumes.DiskOnly != want {
+			t.Errorf("runtime %q: volumes DiskOnly = %t, want %t", runtime, cfg.Volumes.DiskOnly, want)
+		}
+	}
+}
+
+func TestTheObjectsConfigIsValidatedAndSupplied(t *testing.T) {
+	cfg := nodekit.DefaultConfig()
+	cfg.NodeName, cfg.Runtime, cfg.RootDir = "n", nodekit.RuntimeSim, t.TempDir()
+	cfg.Server.Port = 0
+	bad := cfg
+	bad.Objects.SyncWait = -time.Second
+	if bad, err := bad.Complete(); err != nil || bad.Validate() == nil || !strings.Contains(bad.Validate().Error(), "syncWait") {
+		t.Fatalf("a negative objects syncWait: Complete %v, Validate %v; want an error naming it", err, bad.Validate())
+	}
+	cfg.Objects.SyncWait = 3 * time.Second
+	var got objects.Config
+	app := nodekit.New(cfg, logr.Discard(), nodekit.Defaults(), fx.Populate(&got))
+	if err := app.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got.SyncWait != 3*time.Second {
+		t.Fatalf("the objects module got %+v, want syncWait 3s", got)
 	}
 }

@@ -36,8 +36,8 @@ type volumeSourcesParams struct {
 	Tokens  objects.TokenManager `optional:"true"`
 }
 
-// volumeObjects is the object caches as the volume manager's ObjectGetter
-// (and PodRegistrar), or nil.
+// volumeObjects is the object caches as the volume manager's ObjectGetter,
+// or nil. Only the agent's Registry registers pods with them.
 func volumeObjects(p volumeSourcesParams) volumes.ObjectGetter {
 	if p.Objects == nil || isNil(p.Objects) {
 		return nil

@@ -68,6 +68,10 @@ type Agent struct {
 	// listing is true (sync loop only) while one is in flight.
 	listed  chan listing
 	listing bool
+	// cleaningVolumes is true while a volume cleanup (CleanupPods) runs
+	// off the sync loop; cleanups tracks those goroutines for Run.
+	cleaningVolumes atomic.Bool
+	cleanups        sync.WaitGroup
 	// housekeepings counts finished housekeeping passes, skipped ones
 	// included; tests wait on it.
 	housekeepings atomic.Uint64
@@ -151,6 +155,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	err := a.syncLoop(ctx, errs)
 	cancel()
 	wg.Wait()
+	a.cleanups.Wait()
 	if err != nil {
 		a.log.Error(err, "Sync loop stopped")
 	} else {

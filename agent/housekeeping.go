@@ -72,17 +72,29 @@ func (a *Agent) housekeeping(ctx context.Context, l listing) {
 }
 
 // cleanupVolumes tears down the volumes of pods that are gone and stopped
-// (SyncTerminatedPod normally did already).
+// (SyncTerminatedPod normally did already) on a goroutine of its own, as
+// it unmounts, removes directories and waits for the pods' set-ups, so
+// that a slow disk or API server never stalls the sync loop. A pass that
+// comes while the previous cleanup runs is skipped.
 func (a *Agent) cleanupVolumes(ctx context.Context) {
 	if a.volumes == nil {
+		return
+	}
+	if !a.cleaningVolumes.CompareAndSwap(false, true) {
+		a.log.V(4).Info("Skipping volume cleanup: the previous one has not returned")
 		return
 	}
 	removed := func(uid types.UID) bool {
 		return a.registry.Get(uid) == nil && !a.workers.CouldHaveRunningContainers(uid)
 	}
-	if err := a.volumes.CleanupPods(ctx, removed); err != nil {
-		a.log.Error(err, "Volume cleanup failed")
-	}
+	a.cleanups.Add(1)
+	go func() {
+		defer a.cleanups.Done()
+		defer a.cleaningVolumes.Store(false)
+		if err := a.volumes.CleanupPods(ctx, removed); err != nil && ctx.Err() == nil {
+			a.log.Error(err, "Volume cleanup failed")
+		}
+	}()
 }
 
 // syncKnownPods has the workers forget finished workers and returns the

@@ -22,6 +22,8 @@ import (
 // with err.
 type fakeVolumes struct {
 	mu        sync.Mutex
+	block     chan struct{} // non-nil: CleanupPods waits for it to close
+	cleanups  int
 	err       error
 	setUps    int
 	tornDown  []types.UID
@@ -43,8 +45,12 @@ func (f *fakeVolumes) TearDownPod(_ context.Context, pod *corev1.Pod) error {
 	return nil
 }
 func (f *fakeVolumes) CleanupPods(_ context.Context, removed func(types.UID) bool) error {
+	if f.block != nil {
+		<-f.block
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.cleanups++
 	for _, uid := range []types.UID{"gone", "kept"} {
 		if removed(uid) {
 			f.cleanedUp = append(f.cleanedUp, uid)
@@ -102,8 +108,27 @@ func TestHousekeepingTearsDownTheVolumesOfRemovedPods(t *testing.T) {
 	lt.agent.volumes = vols
 	lt.workers.setRunning("kept", true)
 	lt.agent.cleanupVolumes(t.Context())
+	lt.agent.cleanups.Wait()
 	if len(vols.cleanedUp) != 1 || vols.cleanedUp[0] != "gone" {
 		t.Fatalf("cleaned up %v, want only the removed pod that runs nothing", vols.cleanedUp)
+	}
+}
+
+func TestAVolumeCleanupThatHangsDoesNotHoldTheSyncLoop(t *testing.T) {
+	lt := newLoopTest(t, Config{})
+	vols := &fakeVolumes{block: make(chan struct{})}
+	lt.agent.volumes = vols
+	lt.agent.cleanupVolumes(t.Context()) // returns while CleanupPods hangs
+	lt.agent.cleanupVolumes(t.Context()) // skipped: one is running
+	close(vols.block)
+	lt.agent.cleanups.Wait()
+	if vols.cleanups != 1 {
+		t.Fatalf("%d cleanups, want 1 (the second pass skipped while the first ran)", vols.cleanups)
+	}
+	lt.agent.cleanupVolumes(t.Context())
+	lt.agent.cleanups.Wait()
+	if vols.cleanups != 2 {
+		t.Fatalf("%d cleanups, want 2 once the first returned", vols.cleanups)
 	}
 }
 

@@ -26,6 +26,17 @@ type VolumeGetter interface {
 	PodVolumes(uid types.UID) map[string]Volume
 }
 
+// VolumeHolder is an optional capability of a VolumeGetter: it reports
+// whether it still holds volumes of a pod (set up, or not yet torn down),
+// as the kubelet's podVolumesExist asks its volume manager. A runtime's
+// garbage collector leaves the directory of such a pod alone, so that
+// the pod's volumes are torn down once, by their manager.
+type VolumeHolder interface {
+	// PodVolumesExist reports whether the pod's volumes are held. It does
+	// not block on I/O.
+	PodVolumesExist(uid types.UID) bool
+}
+
 // VolumeAware is an optional capability of a Runtime that mounts pod
 // volumes into containers. The composition root finds it by type assertion
 // and gives it the volume manager. Without one (nil), a container that

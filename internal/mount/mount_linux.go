@@ -107,3 +107,20 @@ func unescapeMountPath(s string) string {
 	}
 	return b.String()
 }
+
+// tmpfsMagic is the statfs f_type of a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// IsTmpfsMountPoint reports, cheaply (two stats and a statfs, no
+// mountinfo), whether dir is the root of a tmpfs mount: it is on a tmpfs
+// and on another device than its parent, as the kubelet's
+// IsLikelyNotMountPoint tells mount points apart. A tmpfs bind-mounted
+// from the same device is not seen; callers fall back to EnsureTmpfs.
+func IsTmpfsMountPoint(dir string) bool {
+	var st, parent syscall.Stat_t
+	if syscall.Stat(dir, &st) != nil || syscall.Stat(filepath.Dir(dir), &parent) != nil || st.Dev == parent.Dev {
+		return false
+	}
+	var fs syscall.Statfs_t
+	return syscall.Statfs(dir, &fs) == nil && int64(fs.Type) == tmpfsMagic
+}

@@ -14,3 +14,6 @@ func UnmountBelow(string) error { return nil }
 
 // Points returns no mount points off Linux.
 func Points() (map[string]bool, error) { return map[string]bool{}, nil }
+
+// IsTmpfsMountPoint is false off Linux, where nothing is mounted.
+func IsTmpfsMountPoint(string) bool { return false }

@@ -46,8 +46,8 @@ func TestConfigMapVolumeHasEveryKeyWithTheDefaultMode(t *testing.T) {
 	if info, err := os.Stat(v.HostPath); err != nil || info.Mode().Perm() != 0o777 {
 		t.Errorf("volume root mode %v (%v), want 0777 so non-root containers can enter it", info.Mode().Perm(), err)
 	}
-	if e.objects.registered["u1"] == 0 {
-		t.Error("the pod was not registered before its objects were read")
+	if e.objects.registered["u1"] != 0 {
+		t.Error("the volume manager registered the pod with the object caches; the agent's registry owns that")
 	}
 }
 
@@ -300,5 +300,38 @@ func TestAfterARestartAVolumeOnDiskIsServedWhileItsObjectIsGone(t *testing.T) {
 	}
 	if events := e.rec.list(); len(events) != 1 || !strings.Contains(events[0], `configmap "app" not found`) {
 		t.Errorf("events %q, want the failed refresh recorded", events)
+	}
+}
+
+// countingNode counts the reads of the node's allocatable resources.
+type countingNode struct {
+	fakeNode
+	reads *int
+}
+
+func (c countingNode) Allocatable() (corev1.ResourceList, error) {
+	*c.reads++
+	return c.fakeNode.Allocatable()
+}
+
+func TestARefreshOfAMountedTmpfsNeitherSizesNorMountsIt(t *testing.T) {
+	e := newTestEnv(t)
+	reads := 0
+	e.m.node = countingNode{reads: &reads}
+	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
+	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
+	e.setUp(t, pod)
+	e.setUp(t, pod)
+	e.m.Resync(context.Background())
+	if e.tmpfsCalls != 1 || reads != 1 {
+		t.Fatalf("%d tmpfs mounts and %d allocatable reads for a set-up and two refreshes, want 1 and 1", e.tmpfsCalls, reads)
+	}
+	// A tmpfs that went away is mounted again.
+	e.mu.Lock()
+	delete(e.tmpfs, e.m.PodVolumes(pod.UID)["sec"].HostPath)
+	e.mu.Unlock()
+	e.setUp(t, pod)
+	if e.tmpfsCalls != 2 {
+		t.Fatalf("%d tmpfs mounts after the tmpfs went away, want 2", e.tmpfsCalls)
 	}
 }

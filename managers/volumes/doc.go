@@ -88,8 +88,8 @@
 // provide one): the agent calls SetUpPod, TearDownPod and CleanupPods, and
 // the runtime reads PodVolumes. Provide another ObjectGetter (client reads,
 // another cache) or TokenGetter to change where objects and tokens come
-// from; an ObjectGetter that also implements PodRegistrar is told which
-// pods to watch objects for, and a TokenGetter that implements
+// from (the agent's Registry, not the volume manager, tells
+// managers/objects which pods to watch objects for), and a TokenGetter that implements
 // TokenForgetter drops a pod's tokens when its volumes are torn down.
 // volumestest.Fake is a configurable fake Manager for tests.
 //

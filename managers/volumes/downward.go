@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +12,9 @@ import (
 )
 
 // downwardPayload is the files of downwardAPI items: pod fields (labels and
-// annotations as sorted key="value" lines) and container resources.
+// annotations as key="value" lines sorted by key, downward.FormatMap, the
+// same text as the env value) and container resources. Each value is
+// written unchanged, as the kubelet's downwardAPI volume plugin writes it.
 func (m *VolumeManager) downwardPayload(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, defaultMode int32) (map[string]File, error) {
 	files := map[string]File{}
 	for _, it := range items {
@@ -36,16 +37,9 @@ func (m *VolumeManager) downwardPayload(pod *corev1.Pod, items []corev1.Downward
 		if err != nil {
 			return nil, err
 		}
-		files[path.Clean(it.Path)] = File{Data: []byte(sortLines(value)), Mode: os.FileMode(mode)}
+		files[path.Clean(it.Path)] = File{Data: []byte(value), Mode: os.FileMode(mode)}
 	}
 	return files, nil
-}
-
-// sortLines sorts the lines of a labels or annotations value.
-func sortLines(s string) string {
-	lines := strings.Split(s, "\n")
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
 }
 
 // podFieldValue is the value of a downward API field path a volume may

@@ -22,7 +22,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// fakeObjects is an ObjectGetter and PodRegistrar over maps.
+// fakeObjects is an ObjectGetter over maps; it also records RegisterPod
+// and UnregisterPod, which the volume manager must never call (the agent's
+// registry owns registration).
 type fakeObjects struct {
 	mu         sync.Mutex
 	cms        map[string]*corev1.ConfigMap
@@ -85,11 +87,19 @@ type fakeTokens struct {
 	requests  []*authenticationv1.TokenRequest
 	accounts  []string
 	forgotten []types.UID
+	// untilDeadline is, for each request, the time its context had left
+	// (-1 without a deadline).
+	untilDeadline []time.Duration
 }
 
-func (f *fakeTokens) GetServiceAccountToken(_ context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+func (f *fakeTokens) GetServiceAccountToken(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	left := time.Duration(-1)
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	f.untilDeadline = append(f.untilDeadline, left)
 	f.requests = append(f.requests, tr.DeepCopy())
 	f.accounts = append(f.accounts, ns+"/"+name)
 	out := tr.DeepCopy()
@@ -148,8 +158,9 @@ type testEnv struct {
 	root    string
 	reg     *prometheus.Registry
 
-	mu    sync.Mutex
-	tmpfs map[string]int64 // dir -> size of each tmpfs asked for
+	mu         sync.Mutex
+	tmpfs      map[string]int64 // dir -> size of each tmpfs asked for
+	tmpfsCalls int              // calls of the tmpfs mounter
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -163,7 +174,12 @@ func newTestEnv(t *testing.T) *testEnv {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.tmpfs[dir] = size
+		e.tmpfsCalls++
 		return nil
+	}
+	e.m.tmpfsMounted = func(dir string) bool {
+		_, ok := e.tmpfsSize(dir)
+		return ok
 	}
 	return e
 }

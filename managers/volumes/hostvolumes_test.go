@@ -115,7 +115,7 @@ func TestHostPathTypeChecks(t *testing.T) {
 	}
 }
 
-func TestTearDownRemovesTheVolumesAndUnregisters(t *testing.T) {
+func TestTearDownRemovesTheVolumesAndForgetsTheTokens(t *testing.T) {
 	e := newTestEnv(t)
 	e.objects.putConfigMap("ns", "app", map[string]string{"k": "v"})
 	host := t.TempDir()
@@ -163,6 +163,7 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 	needRoot(t)
 	e := newTestEnv(t)
 	e.m.tmpfs = mount.EnsureTmpfs
+	e.m.tmpfsMounted = mount.IsTmpfsMountPoint
 	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
 	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
 	t.Cleanup(func() { _ = mount.UnmountBelow(filepath.Join(e.root, "pods")) })
@@ -173,8 +174,11 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	points, err := mount.Points()
-	if err != nil || !points[dir] {
+	if err != nil || !points[dir] || !mount.IsTmpfsMountPoint(dir) {
 		t.Fatalf("no tmpfs on %s (%v)", dir, err)
+	}
+	if mount.IsTmpfsMountPoint(filepath.Dir(dir)) {
+		t.Fatalf("%s is not a tmpfs mount point but is seen as one", filepath.Dir(dir))
 	}
 	if got := e.read(t, pod, "sec", "k"); got != "v" {
 		t.Errorf("k = %q", got)
@@ -184,5 +188,54 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 	}
 	if points, _ := mount.Points(); points[dir] {
 		t.Fatal("the tmpfs is still mounted after tear-down")
+	}
+}
+
+func TestTheVolumeManagerHoldsAPodUntilTearDownWhichRemovesAnEmptyPodDirectory(t *testing.T) {
+	e := newTestEnv(t)
+	pod := newPod("u1", corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	other := newPod("u2", corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	e.setUp(t, pod)
+	e.setUp(t, other)
+	if !e.m.PodVolumesExist("u1") || e.m.PodVolumesExist("u3") {
+		t.Fatal("PodVolumesExist: want the set-up pod held and no other")
+	}
+	// The runtime keeps a file of its own in u2's directory.
+	kept := filepath.Join(e.root, "pods", "u2", "nodekit-instance")
+	if err := os.WriteFile(kept, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*corev1.Pod{pod, other} {
+		if err := e.m.TearDownPod(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.m.PodVolumesExist("u1") {
+		t.Error("the pod is still held after tear-down")
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "pods", "u1")); !os.IsNotExist(err) {
+		t.Errorf("the empty pod directory is still there: %v", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a pod directory with the runtime's files was removed: %v", err)
+	}
+}
+
+func TestDiskOnlyMountsNothing(t *testing.T) {
+	e := newTestEnv(t)
+	e.m.cfg.DiskOnly = true
+	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
+	pod := newPod("u1",
+		corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}},
+		corev1.Volume{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}})
+	e.setUp(t, pod)
+	if e.tmpfsCalls != 0 {
+		t.Fatalf("%d tmpfs mounts with DiskOnly, want none", e.tmpfsCalls)
+	}
+	if got := e.read(t, pod, "sec", "k"); got != "v" {
+		t.Errorf("k = %q, want v", got)
+	}
+	if info, err := os.Stat(e.m.PodVolumes(pod.UID)["mem"].HostPath); err != nil || info.Mode().Perm() != 0o777 {
+		t.Errorf("memory emptyDir: %v, %v; want a world-writable directory", info, err)
 	}
 }

@@ -27,7 +27,10 @@ import (
 // failed to set up, as the kubelet's.
 const EventFailedMount = "FailedMount"
 
-var _ Manager = (*VolumeManager)(nil)
+var (
+	_ Manager                  = (*VolumeManager)(nil)
+	_ noderuntime.VolumeHolder = (*VolumeManager)(nil)
+)
 
 // VolumeManager is the default Manager: the kubelet's volume plugins for
 // emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes
@@ -48,6 +51,9 @@ type VolumeManager struct {
 	// tmpfs mounts a tmpfs of a size on a directory unless one is there:
 	// mount.EnsureTmpfs (tests replace it).
 	tmpfs func(dir string, size int64) error
+	// tmpfsMounted tells cheaply whether a tmpfs is mounted on a
+	// directory: mount.IsTmpfsMountPoint (tests replace it).
+	tmpfsMounted func(dir string) bool
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
@@ -70,8 +76,9 @@ type podState struct {
 // on reg. objects, tokens, node, rec and reg may be nil: a
 // configMap or secret volume then fails with an error saying there is no
 // API server, a token likewise, limits have no node default, and events go
-// to the log. When objects also implements PodRegistrar, pods are
-// registered with it before their objects are read. It does no I/O.
+// to the log. The manager does not register pods with objects: whoever
+// holds the desired pods does (the agent's Registry, as the kubelet's pod
+// manager does), so that each pod has one owner. It does no I/O.
 func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec EventRecorder, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *VolumeManager {
 	cfg = cfg.withDefaults()
 	log = log.WithName("volumes")
@@ -83,7 +90,9 @@ func New(objects ObjectGetter, tokens TokenGetter, node NodeResources, rec Event
 		metrics: newMetrics(reg),
 		backOff: flowcontrol.NewFakeBackOff(cfg.InitialBackOff, cfg.MaxBackOff, clk),
 		tmpfs:   mount.EnsureTmpfs,
-		pods:    map[types.UID]*podState{},
+
+		tmpfsMounted: mount.IsTmpfsMountPoint,
+		pods:         map[types.UID]*podState{},
 	}
 }
 
@@ -100,6 +109,15 @@ func (m *VolumeManager) PodVolumes(uid types.UID) map[string]noderuntime.Volume 
 		out[k] = v
 	}
 	return out
+}
+
+// PodVolumesExist implements runtime.VolumeHolder: the manager holds the
+// pod from its first SetUpPod until its volumes are torn down.
+func (m *VolumeManager) PodVolumesExist(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pods[uid]
+	return ok
 }
 
 // SetUpError lists the volumes of a pod that are not set up, with why. It
@@ -134,9 +152,6 @@ func (m *VolumeManager) SetUpPod(ctx context.Context, pod *corev1.Pod) error {
 		m.publishCounts()
 	}
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && changed {
-		r.RegisterPod(pod)
-	}
 	return m.setUp(ctx, st, pod, false)
 }
 
@@ -161,7 +176,7 @@ func (m *VolumeManager) setUp(ctx context.Context, st *podState, pod *corev1.Pod
 			}
 			continue
 		}
-		vol, err := m.setUpVolume(ctx, pod, v)
+		vol, err := m.setUpVolume(ctx, pod, v, done)
 		m.metrics.observe(v, m.clk.Since(now), err)
 		if err != nil {
 			m.backOff.Next(key, now)
@@ -238,9 +253,6 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 	}
 	st.volumes = map[string]noderuntime.Volume{}
 	m.mu.Unlock()
-	if r, ok := m.objects.(PodRegistrar); ok && pod != nil {
-		r.UnregisterPod(pod)
-	}
 	if f, ok := m.tokens.(TokenForgetter); ok {
 		f.DeleteServiceAccountToken(uid)
 	}
@@ -253,6 +265,11 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 			return fmt.Errorf("remove volumes of pod %s: %w", uid, err)
 		}
 		m.log.V(2).Info("volumes torn down", "podUID", uid)
+	}
+	// The pod directory goes too when nothing else is in it (the runtime
+	// keeps its own files, and removes the directory, otherwise).
+	if err := os.Remove(filepath.Dir(dir)); err == nil {
+		m.log.V(4).Info("empty pod directory removed", "podUID", uid)
 	}
 	m.mu.Lock()
 	delete(m.pods, uid)
@@ -299,7 +316,8 @@ func (m *VolumeManager) Run(ctx context.Context) error {
 }
 
 // Resync refreshes the API-backed volumes of every pod set up here, with
-// the pod object of its last SetUpPod. It blocks for the I/O.
+// the pod object of its last SetUpPod. It blocks for the I/O; the API
+// calls of each pod are bounded by ResyncTimeout.
 func (m *VolumeManager) Resync(ctx context.Context) {
 	m.mu.Lock()
 	states := make([]*podState, 0, len(m.pods))
@@ -313,7 +331,9 @@ func (m *VolumeManager) Resync(ctx context.Context) {
 		pod := st.pod
 		m.mu.Unlock()
 		if pod != nil {
-			_ = m.setUp(ctx, st, pod, true)
+			podCtx, cancel := context.WithTimeout(ctx, m.cfg.ResyncTimeout)
+			_ = m.setUp(podCtx, st, pod, true)
+			cancel()
 		}
 		st.mu.Unlock()
 	}

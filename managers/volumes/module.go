@@ -8,7 +8,7 @@ import (
 )
 
 // Module provides the default VolumeManager as Manager. It uses an
-// ObjectGetter (and its PodRegistrar capability), a TokenGetter,
+// ObjectGetter, a TokenGetter,
 // NodeResources and a prometheus.Registerer when they are provided (nodekit binds managers/objects and
 // the node's machine info to them), and needs an EventRecorder, a
 // clock.WithTicker, a logr.Logger and a Config. It registers no lifecycle

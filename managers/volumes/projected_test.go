@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodekit/nodekit/internal/downward"
 )
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
@@ -186,5 +189,38 @@ func TestDownwardAPIUnsupportedFieldFails(t *testing.T) {
 	pod := newPod("u1", downwardVolume(field("ip", "status.podIP")))
 	if err := e.m.SetUpPod(context.Background(), pod); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "unsupported fieldPath: status.podIP") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestDownwardAPIValuesAreWrittenUnchanged: a value with newlines and a
+// key that sorts differently from its line are written as the env value
+// is formatted, not line-sorted.
+func TestDownwardAPIValuesAreWrittenUnchanged(t *testing.T) {
+	e := newTestEnv(t)
+	pod := newPod("u1", downwardVolume(field("labels", "metadata.labels"), field("note", "metadata.annotations['note']")))
+	pod.Labels = map[string]string{"a": "1", "a.b": "2"}
+	pod.Annotations = map[string]string{"note": "zeta\nalpha"}
+	e.setUp(t, pod)
+	if got, want := e.read(t, pod, "info", "labels"), downward.FormatMap(pod.Labels); got != want || got != "a=\"1\"\na.b=\"2\"" {
+		t.Errorf("labels = %q, want %q (sorted by key)", got, want)
+	}
+	if got := e.read(t, pod, "info", "note"); got != "zeta\nalpha" {
+		t.Errorf("note = %q, want the annotation unchanged", got)
+	}
+}
+
+func TestAResyncBoundsItsAPICalls(t *testing.T) {
+	e := newTestEnv(t)
+	e.m.cfg.ResyncTimeout = time.Hour
+	pod := newPod("u1", corev1.Volume{Name: "tok", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
+	}}})
+	e.setUp(t, pod)
+	e.m.Resync(context.Background())
+	if n := len(e.tokens.untilDeadline); n != 2 {
+		t.Fatalf("%d token requests, want 2", n)
+	}
+	if left := e.tokens.untilDeadline[1]; left <= 0 || left > time.Hour {
+		t.Fatalf("the resync's token request had %v left, want a deadline within ResyncTimeout (1h)", left)
 	}
 }

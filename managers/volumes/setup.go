@@ -33,27 +33,27 @@ func refreshable(v *corev1.Volume) bool {
 	return v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
 }
 
-// setUpVolume sets up (or refreshes) one volume of the pod.
-func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (noderuntime.Volume, error) {
+// setUpVolume sets up (or refreshes, when done) one volume of the pod.
+func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume, done bool) (noderuntime.Volume, error) {
 	switch {
 	case v.EmptyDir != nil:
 		return m.setUpEmptyDir(pod, v.Name, v.EmptyDir)
 	case v.HostPath != nil:
 		return setUpHostPath(v.HostPath)
 	case v.ConfigMap != nil:
-		return m.setUpAtomic(pod, v.Name, pluginConfigMap, false, func() (map[string]File, error) {
+		return m.setUpAtomic(pod, v.Name, pluginConfigMap, false, done, func() (map[string]File, error) {
 			return m.configMapPayload(ctx, pod, v.ConfigMap)
 		})
 	case v.Secret != nil:
-		return m.setUpAtomic(pod, v.Name, pluginSecret, true, func() (map[string]File, error) {
+		return m.setUpAtomic(pod, v.Name, pluginSecret, true, done, func() (map[string]File, error) {
 			return m.secretPayload(ctx, pod, v.Secret)
 		})
 	case v.DownwardAPI != nil:
-		return m.setUpAtomic(pod, v.Name, pluginDownwardAPI, true, func() (map[string]File, error) {
+		return m.setUpAtomic(pod, v.Name, pluginDownwardAPI, true, done, func() (map[string]File, error) {
 			return m.downwardPayload(pod, v.DownwardAPI.Items, modeOr(v.DownwardAPI.DefaultMode))
 		})
 	case v.Projected != nil:
-		return m.setUpAtomic(pod, v.Name, pluginProjected, true, func() (map[string]File, error) {
+		return m.setUpAtomic(pod, v.Name, pluginProjected, true, done, func() (map[string]File, error) {
 			return m.projectedPayload(ctx, pod, v.Projected)
 		})
 	}
@@ -87,8 +87,10 @@ func (m *VolumeManager) reconstruct(pod *corev1.Pod, v *corev1.Volume) (noderunt
 // setUpAtomic writes the payload of an API-backed volume the atomic way,
 // on a tmpfs when inMemory (secret, downwardAPI and projected volumes, as
 // the kubelet backs them), and applies the pod's fsGroup. The payload is
-// computed first, so that a volume that cannot be made leaves nothing.
-func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemory bool, payload func() (map[string]File, error)) (noderuntime.Volume, error) {
+// computed first, so that a volume that cannot be made leaves nothing. A
+// refresh (done) of a volume whose tmpfs is still mounted checks that with
+// a stat, not the mount table, and does not size it again.
+func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemory, done bool, payload func() (map[string]File, error)) (noderuntime.Volume, error) {
 	files, err := payload()
 	if err != nil {
 		return noderuntime.Volume{}, err
@@ -104,7 +106,7 @@ func (m *VolumeManager) setUpAtomic(pod *corev1.Pod, name, plugin string, inMemo
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return noderuntime.Volume{}, err
 	}
-	if inMemory {
+	if inMemory && !m.cfg.DiskOnly && !(done && m.tmpfsMounted(dir)) {
 		if err := m.tmpfs(dir, m.memoryBackedSize(pod, nil)); err != nil {
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}
@@ -155,6 +157,9 @@ func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.
 	switch src.Medium {
 	case corev1.StorageMediumDefault:
 	case corev1.StorageMediumMemory:
+		if m.cfg.DiskOnly {
+			break
+		}
 		if err := m.tmpfs(dir, m.memoryBackedSize(pod, src.SizeLimit)); err != nil {
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}

@@ -46,7 +46,8 @@ var ErrNotReady = errors.New("volume not ready")
 
 // ObjectGetter reads the ConfigMaps and Secrets pods reference; managers/
 // objects implements it with watch-based caches of the objects registered
-// pods reference. A missing object is an error for which
+// pods reference (the agent's Registry registers the pods it holds; the
+// volume manager never does). A missing object is an error for which
 // apierrors.IsNotFound is true. It must be safe for concurrent use; the
 // returned objects must not be modified.
 type ObjectGetter interface {
@@ -54,16 +55,6 @@ type ObjectGetter interface {
 	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
 	// GetSecret returns the Secret namespace/name.
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-}
-
-// PodRegistrar is an optional capability of an ObjectGetter: it is told of
-// every pod the manager sets up (again when the pod object changes) and of
-// its tear-down, so that it watches what the pod references.
-type PodRegistrar interface {
-	// RegisterPod records the objects pod references (again on a change).
-	RegisterPod(pod *corev1.Pod)
-	// UnregisterPod forgets the pod's references.
-	UnregisterPod(pod *corev1.Pod)
 }
 
 // TokenGetter returns service-account tokens for pods: managers/objects'

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit/nodekit/internal/mount"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // instanceFile, in a pod directory, holds the InstanceID of the manager that
@@ -74,8 +75,13 @@ func (m *Manager) removePodDir(uid types.UID) error {
 
 // removeOrphanPodDirs removes this manager's pod directories, and the pod
 // cgroups, of pods that are removed and have nothing left in the runtime
-// (present lists the pods that do).
+// (present lists the pods that do) and whose volumes the volume manager no
+// longer holds (when it is a runtime.VolumeHolder): the volume manager
+// tears those down first.
 func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present map[types.UID]bool) []error {
+	m.mu.RLock()
+	holder, _ := m.volumes.(noderuntime.VolumeHolder)
+	m.mu.RUnlock()
 	entries, err := os.ReadDir(filepath.Join(m.cfg.RootDir, "pods"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -87,6 +93,10 @@ func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present
 	for _, e := range entries {
 		uid := types.UID(e.Name())
 		if !e.IsDir() || present[uid] || !isPodRemoved(uid) || !m.ownsPodDir(uid) {
+			continue
+		}
+		if holder != nil && holder.PodVolumesExist(uid) {
+			m.log.V(4).Info("keeping pod directory: the volume manager still holds its volumes", "podUID", uid)
 			continue
 		}
 		// The directory marks the pod's cgroup as this manager's: it goes

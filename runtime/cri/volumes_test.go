@@ -293,3 +293,50 @@ func mountLine(t *testing.T, dir string) string {
 	}
 	return ""
 }
+
+// holdingVolumes is a fakeVolumes that is a runtime.VolumeHolder of the
+// pods in held.
+type holdingVolumes struct {
+	fakeVolumes
+	held map[types.UID]bool
+}
+
+func (h *holdingVolumes) PodVolumesExist(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held[uid]
+}
+
+func TestGarbageCollectLeavesThePodDirectoryWhileTheVolumeManagerHoldsItsVolumes(t *testing.T) {
+	e := newTestEnv(t)
+	vols := &holdingVolumes{held: map[types.UID]bool{"held": true}}
+	e.m.SetVolumeGetter(vols)
+	for _, uid := range []string{"held", "free"} {
+		dir := e.m.podDir(types.UID(uid))
+		if err := os.MkdirAll(filepath.Join(dir, "volumes"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, instanceFile), []byte(testInstance), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := func(types.UID) bool { return true }
+	if err := e.m.GarbageCollect(context.Background(), all); err != nil {
+		t.Fatalf("GarbageCollect: %v", err)
+	}
+	if _, err := os.Stat(e.m.podDir("held")); err != nil {
+		t.Fatalf("the directory of a pod whose volumes are held was removed: %v", err)
+	}
+	if _, err := os.Stat(e.m.podDir("free")); !os.IsNotExist(err) {
+		t.Fatalf("the directory of a pod whose volumes are not held is still there: %v", err)
+	}
+	vols.mu.Lock()
+	delete(vols.held, "held")
+	vols.mu.Unlock()
+	if err := e.m.GarbageCollect(context.Background(), all); err != nil {
+		t.Fatalf("GarbageCollect: %v", err)
+	}
+	if _, err := os.Stat(e.m.podDir("held")); !os.IsNotExist(err) {
+		t.Fatalf("the directory is still there once its volumes were released: %v", err)
+	}
+}
