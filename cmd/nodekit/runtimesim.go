@@ -25,6 +25,9 @@ type simOptions struct {
 	socket    string
 	latency   time.Duration
 	verbosity int
+	// listening, when set, is called once the socket listens (tests wait on
+	// it, since a stale socket file would refuse a client before).
+	listening func()
 }
 
 func newRuntimeSimCommand() *cobra.Command {
@@ -71,6 +74,9 @@ func runSim(ctx context.Context, o *simOptions, log logr.Logger) error {
 	l, err := net.Listen("unix", o.socket)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.socket, err)
+	}
+	if o.listening != nil {
+		o.listening()
 	}
 	log.Info("Serving a SIMULATED container runtime over CRI: no containers run",
 		"endpoint", "unix://"+o.socket, "runtime", sim.RuntimeName, "version", sim.RuntimeVersion, "latency", o.latency)

@@ -25,7 +25,15 @@ func TestRuntimeSimServesTheSimulatedRuntimeAndRemovesAStaleSocket(t *testing.T)
 
 	ctx, cancel := context.WithCancel(klog.NewContext(t.Context(), logr.Discard()))
 	done := make(chan error, 1)
-	go func() { done <- runSim(ctx, &simOptions{socket: sock}, logr.Discard()) }()
+	listening := make(chan struct{})
+	go func() {
+		done <- runSim(ctx, &simOptions{socket: sock, listening: func() { close(listening) }}, logr.Discard())
+	}()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("runtime-sim returned before listening: %v", err)
+	}
 	bctx, bcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer bcancel()
 	rs, err := criclient.NewRemoteRuntimeServiceBuilder().WithEndpoint("unix://" + sock).
