@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -314,6 +315,13 @@ func ptr64(v int64) *int64 { return &v }
 // token manager once 80% of it passed (480s), and the volume shows it
 // without a container restart. It takes about eight minutes.
 func TestClusterTokenIsRefreshedAtEightyPercentOfItsLifetime(t *testing.T) {
+	// The shortest token the API server issues lives 600 s, so this test
+	// waits 8 minutes: it runs when NODEKIT_E2E_LONG=1 (docs/e2e.md).
+	// TestClusterDefaultServiceAccountTokenIsMountedBoundAndRefreshed
+	// covers a refresh without a restart in every run.
+	if os.Getenv("NODEKIT_E2E_LONG") != "1" {
+		t.Skip("waits 8 minutes for a real token refresh; set NODEKIT_E2E_LONG=1 to run it")
+	}
 	c := loadCluster(t)
 	h := newAgentHarness(t)
 	ns := h.joinCluster(c)
