@@ -28,9 +28,6 @@ func Example() {
 	// Probes of a Prober younger than their period start at a random point
 	// of it (agent restart); this one is a minute old, so they start at once.
 	clk.Step(time.Minute)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- p.Run(ctx) }()
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
@@ -48,6 +45,12 @@ func Example() {
 		Name: "app", ContainerID: "containerd://abc",
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(clk.Now())}},
 	}}})
+	// Run starts the workers of the pods added so far: started after the
+	// status is known, the first probe sees the running container (a
+	// liveness worker that found none waits a whole period, as upstream).
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- p.Run(ctx) }()
 
 	// The first update is the initial value, the second the verdict.
 	updates := p.Liveness().Updates()
