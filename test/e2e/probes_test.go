@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestLivenessExecProbeThatStartsFailingRestartsTheContainer(t *testing.T) {
@@ -228,46 +226,5 @@ spec:
 	}
 	if seen == 0 {
 		t.Fatal("the restarted agent never reported the pod")
-	}
-}
-
-func TestAPIPodWithAConfigMapVolumeFailsWithAReasonAndAnEvent(t *testing.T) {
-	c := loadCluster(t)
-	h := newAgentHarness(t)
-	ns := h.joinCluster(c)
-	h.start()
-	pod := h.apiPod(ns, "cfg", 1)
-	pod.Spec.Volumes = []corev1.Volume{{Name: "settings", VolumeSource: corev1.VolumeSource{
-		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}}
-	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "settings", MountPath: "/etc/settings"}}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	got := waitAPIPod(t, c, ns, "cfg", settle, "waiting with CreateContainerConfigError", func(p *corev1.Pod, err error) bool {
-		if err != nil || len(p.Status.ContainerStatuses) == 0 {
-			return false
-		}
-		w := p.Status.ContainerStatuses[0].State.Waiting
-		return w != nil && w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "configMap")
-	})
-	t.Logf("waiting: %s", got.Status.ContainerStatuses[0].State.Waiting.Message)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		evs, err := c.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			for _, e := range evs.Items {
-				if e.Type == corev1.EventTypeWarning && e.Reason == "Failed" && e.InvolvedObject.Name == "cfg" &&
-					e.InvolvedObject.FieldPath == "spec.containers{main}" && strings.Contains(e.Message, "configMap") &&
-					e.Source.Component == "kubelet" && e.Source.Host == h.node {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no Warning event naming the configMap volume; events: %v (err %v)", evs, err)
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
 }
