@@ -85,7 +85,8 @@ func (p *agentProcess) kill() {
 // TestAgentSIGKILLDuringStartupAndAfterLosesNoContainer runs the nodekit
 // binary with six static pods, SIGKILLs it while it starts them and three
 // times once they run, restarting it each time: every pod ends with one
-// sandbox and one running container, none that ran is lost, duplicated or
+// ready sandbox and one running container (a sandbox the dead agent was
+// still creating is replaced, as the kubelet replaces it), none that ran is lost, duplicated or
 // restarted (a container the dead agent had only created may be replaced
 // by a new attempt, as the kubelet replaces it), and the kills after
 // start-up change nothing at all. It needs
