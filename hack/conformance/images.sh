@@ -32,98 +32,14 @@ set -euo pipefail
 
 need_root
 
-case "$(uname -m)" in
-x86_64) arch=amd64 ;;
-aarch64) arch=arm64 ;;
-*) die "unsupported machine $(uname -m)" ;;
-esac
-epoch=1970-01-01T00:00:00Z
-path_env=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# shellcheck source=../oci-lib.sh
+. "$hack_dir/oci-lib.sh"
 E2E=registry.k8s.io/e2e-test-images
 AGNHOST_NAMES=("$E2E/agnhost:2.66.1" "$E2E/agnhost:2.55")
 BUSYBOX_NAME=$E2E/busybox:1.37.0-2
 NONEWPRIVS_NAME=$E2E/nonewprivs:1.4
 NONROOT_NAME=$E2E/nonroot:1.5
 PAUSE_NAME=registry.k8s.io/pause:3.10.2
-
-digest_of() { sha256sum "$1" | cut -d' ' -f1; }
-size_of() { stat -c %s "$1"; }
-
-reproducible_tar() {
-	local out=$1 dir=$2
-	shift 2
-	tar --create --file "$out" --directory "$dir" --sort=name --format=gnu \
-		--owner=0 --group=0 --numeric-owner --mtime=@0 "$@"
-}
-
-add_blob() {
-	local d
-	d=$(digest_of "$2")
-	mv "$2" "$1/blobs/sha256/$d"
-	printf '%s' "$d"
-}
-
-# oci_archive OUT ROOTFS CONFIG_BODY HISTORY NAME... writes one OCI archive
-# whose index names the single-layer image ROOTFS once per NAME (so one
-# import creates every name).
-oci_archive() {
-	local out=$1 rootfs=$2 body=$3 history=$4
-	shift 4
-	local work oci layer diff cfg cfg_d man man_d layer_size cfg_size man_size entries=() n
-	work=$(mktemp -d "$CONF_IMAGE_DIR/.build.XXXXXX")
-	oci="$work/oci"
-	mkdir -p "$oci/blobs/sha256"
-	layer="$work/layer.tar"
-	# shellcheck disable=SC2046 # entry names have no spaces
-	reproducible_tar "$layer" "$rootfs" $(cd "$rootfs" && ls -A)
-	diff=$(digest_of "$layer")
-	layer_size=$(size_of "$layer")
-	add_blob "$oci" "$layer" >/dev/null
-	cfg="$work/config.json"
-	printf '{"created":"%s","architecture":"%s","os":"linux","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"%s","created_by":"%s"}]}' \
-		"$epoch" "$arch" "$body" "$diff" "$epoch" "$history" >"$cfg"
-	cfg_size=$(size_of "$cfg")
-	cfg_d=$(add_blob "$oci" "$cfg")
-	man="$work/manifest.json"
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
-		"$cfg_d" "$cfg_size" "$diff" "$layer_size" >"$man"
-	man_size=$(size_of "$man")
-	man_d=$(add_blob "$oci" "$man")
-	for n in "$@"; do
-		entries+=("$(printf '{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"},"platform":{"architecture":"%s","os":"linux"}}' \
-			"$man_d" "$man_size" "$n" "${n##*:}" "$arch")")
-	done
-	local IFS=,
-	printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[%s]}' "${entries[*]}" >"$oci/index.json"
-	unset IFS
-	printf '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
-	chmod -R u=rwX,go=rX "$oci"
-	reproducible_tar "$work/archive.tar" "$oci" oci-layout index.json blobs
-	mv "$work/archive.tar" "$out"
-	rm -rf "$work"
-	clog "built $* ($out)"
-}
-
-# busybox_rootfs DIR: busybox-static and one symlink per applet in /bin,
-# merged /usr, root and nobody users, the usual empty directories.
-busybox_rootfs() {
-	local r=$1 a
-	mkdir -p "$r"/{bin,dev,etc,home,proc,root,run,sys,tmp,usr/local/bin,var/tmp}
-	install -m 0755 /bin/busybox "$r/bin/busybox"
-	for a in $(/bin/busybox --list); do
-		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
-	done
-	ln -s bin "$r/sbin"
-	ln -s ../bin "$r/usr/bin"
-	ln -s ../bin "$r/usr/sbin"
-	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
-		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$r/etc/passwd"
-	printf '%s\n' 'root:x:0:' 'nobody:x:65534:' >"$r/etc/group"
-	chmod 0755 "$r" "$r"/{bin,dev,etc,home,proc,run,sys,usr,var}
-	chmod 0644 "$r/etc/passwd" "$r/etc/group"
-	chmod 0700 "$r/root"
-	chmod 1777 "$r/tmp" "$r/var/tmp"
-}
 
 # add_dynamic ROOTFS BINARY DEST copies a dynamically linked host binary to
 # ROOTFS/DEST with every library ldd names, at the same paths.
@@ -138,8 +54,7 @@ add_dynamic() {
 	done
 }
 
-key_of() { (cat "$0" "$@" | sha256sum | cut -d' ' -f1); }
-up_to_date() { [ -s "$1" ] && [ -f "$1.key" ] && [ "$(cat "$1.key")" = "$2" ]; }
+key_of() { (cat "$0" "$OCI_LIB" "$@" | sha256sum | cut -d' ' -f1); }
 
 build_one() {
 	local name=$1 key=$2
@@ -148,8 +63,10 @@ build_one() {
 	up_to_date "$out" "$key" && return 0
 	rootfs=$(mktemp -d "$CONF_IMAGE_DIR/.rootfs.XXXXXX")
 	busybox_rootfs "$rootfs"
+	mkdir -p "$rootfs/usr/local/bin"
 	"rootfs_$name" "$rootfs"
 	oci_archive "$out" "$rootfs" "$("config_$name")" "hack/conformance/images.sh $name" "$@"
+	clog "built $* ($out)"
 	rm -rf "$rootfs"
 	printf '%s\n' "$key" >"$out.key"
 }
