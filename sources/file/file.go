@@ -122,13 +122,27 @@ func (r *runner) event(ctx context.Context, ev fsnotify.Event, ok bool) {
 		r.rescan(ctx)
 	case changed:
 		r.log.V(4).Info("Static pod directory changed", "file", ev.Name, "op", ev.Op.String())
-		if r.debounce == nil {
-			r.debounce = r.clk.NewTimer(debounceDelay)
-		} else {
-			r.debounce.Reset(debounceDelay)
-		}
+		r.armDebounce()
 		r.debounceC = r.debounce.C()
 	}
+}
+
+// armDebounce (re)starts the debounce timer. A fire of the previous arm
+// that the loop has not received yet is drained first: it would cut the new
+// delay short (and a clock that delivers fires synchronously, like the fake
+// one, would block on the full channel while Reset waits for it).
+func (r *runner) armDebounce() {
+	if r.debounce == nil {
+		r.debounce = r.clk.NewTimer(debounceDelay)
+		return
+	}
+	if !r.debounce.Stop() {
+		select {
+		case <-r.debounce.C():
+		default:
+		}
+	}
+	r.debounce.Reset(debounceDelay)
 }
 
 // rescan reads the directory and sends its pods if they differ from the
