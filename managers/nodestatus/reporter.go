@@ -91,8 +91,10 @@ func (r *Reporter) SetNodeIPs(src nodeip.Source) {
 }
 
 // Run registers the node (retrying with backoff), then renews its Lease
-// and posts its status every StatusUpdateFrequency, and at once when a
-// HealthSource that is a HealthNotifier signals a change, until ctx ends. It
+// and posts its status every StatusUpdateFrequency, at once when a
+// HealthSource that is a HealthNotifier signals a change, and, until the
+// node is first posted Ready, as soon as the agent is ready (checked every
+// 100 ms for up to 2 minutes, as the kubelet does), until ctx ends. It
 // returns nil when ctx ends and an error only when the Config is invalid.
 // It blocks; call it once.
 func (r *Reporter) Run(ctx context.Context) error {
@@ -117,6 +119,8 @@ func (r *Reporter) Run(ctx context.Context) error {
 		changed = n.HealthChanged()
 	}
 	r.syncStatus(ctx)
+	fast := r.startFastUpdates()
+	defer fast.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -127,6 +131,15 @@ func (r *Reporter) Run(ctx context.Context) error {
 		case <-changed:
 			r.log.V(2).Info("agent health changed; updating node status now", "node", r.cfg.NodeName)
 			r.syncStatus(ctx)
+		case <-fast.c:
+			if !r.fastUpdateDue(fast) {
+				continue
+			}
+			r.log.V(2).Info("agent ready; updating node status now", "node", r.cfg.NodeName)
+			r.syncStatus(ctx)
+		}
+		if fast.c != nil && r.postedReady() {
+			fast.stop()
 		}
 	}
 }
