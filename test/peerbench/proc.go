@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat's times.
+const clockTick = 100
+
+// cpuOf returns the CPU time (user + system, with reaped children's) pid
+// used so far.
+func cpuOf(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields count
+	// from the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// utime, stime, cutime, cstime are fields 14-17, here 11-14 (0-based
+	// after the state at index 0, which is field 3).
+	if len(f) < 15 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, v := range f[11:15] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTick, nil
+}
+
+// memoryOf returns pid's resident and peak resident set sizes in bytes.
+func memoryOf(pid int) (rss, hwm uint64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
+		}
+		if k == "VmRSS" {
+			rss = n << 10
+		} else {
+			hwm = n << 10
+		}
+	}
+	if rss == 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+	}
+	return rss, hwm, nil
+}
+
+// loadAverage returns /proc/loadavg's first three fields.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
