@@ -17,14 +17,14 @@ type measurement struct {
 	startCPU  time.Duration // CPU from process start until every pod ran
 	steadyCPU time.Duration // CPU over the steady window
 	steady    time.Duration // the window's length
-	rss, hwm  uint64        // resident and peak resident bytes at the window's end
+	mem       memory        // resident memory at the window's end
 	toRunning time.Duration // process start to every pod's container running
 	teardown  time.Duration // manifests removed to no pod container running
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f), all Running after %.2fs, teardown %.2fs",
-		m.startCPU.Seconds(), m.millicores(), mib(m.rss), mib(m.hwm), m.toRunning.Seconds(), m.teardown.Seconds())
+	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs",
+		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds())
 }
 
 // millicores is the steady CPU as thousandths of a core.
@@ -78,7 +78,7 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 		return m, err
 	}
 	m.steadyCPU, m.steady = end-m.startCPU, o.steady
-	if m.rss, m.hwm, err = memoryOf(p.pid()); err != nil {
+	if m.mem, err = memoryOf(p.pid()); err != nil {
 		return m, err
 	}
 	if err := os.RemoveAll(manifests); err != nil {

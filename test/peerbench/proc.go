@@ -42,31 +42,38 @@ func cpuOf(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTick, nil
 }
 
-// memoryOf returns pid's resident and peak resident set sizes in bytes.
-func memoryOf(pid int) (rss, hwm uint64, err error) {
+// memory is a process's resident memory, in bytes.
+type memory struct {
+	rss  uint64 // VmRSS: all resident pages
+	hwm  uint64 // VmHWM: the peak of rss
+	anon uint64 // RssAnon: the heap, stacks and other private memory; the
+	// rest of rss is the binary's pages (shared with the page cache)
+}
+
+// memoryOf reads pid's resident memory from /proc/PID/status.
+func memoryOf(pid int) (memory, error) {
+	var m memory
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
+	fields := map[string]*uint64{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst := fields[k]
+		if !ok || dst == nil {
 			continue
 		}
 		n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
+			return m, fmt.Errorf("/proc/%d/status %s: %w", pid, k, err)
 		}
-		if k == "VmRSS" {
-			rss = n << 10
-		} else {
-			hwm = n << 10
-		}
+		*dst = n << 10
 	}
-	if rss == 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
+	if m.rss == 0 {
+		return m, fmt.Errorf("/proc/%d/status has no VmRSS", pid)
 	}
-	return rss, hwm, nil
+	return m, nil
 }
 
 // loadAverage returns /proc/loadavg's first three fields.
