@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the command line.
+type options struct {
+	kubelet, nodekit string
+	endpoint, image  string
+	cgroupRoot, work string
+	pods             []int
+	steady, timeout  time.Duration
+	rounds           int
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "peerbench:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "peerbench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("peerbench", flag.ContinueOnError)
+	fs.StringVar(&o.kubelet, "kubelet", "", "the upstream kubelet binary")
+	fs.StringVar(&o.nodekit, "nodekit", "", "the nodekit binary")
+	fs.StringVar(&o.endpoint, "endpoint", "", "CRI endpoint of the private containerd (unix://...)")
+	fs.StringVar(&o.image, "image", "localhost/nodekit/busybox:1", "image of the pods' one container (present in the runtime)")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit-peerbench")
+	fs.StringVar(&o.work, "work", "", "work directory (root dirs, manifests, logs)")
+	pods := fs.String("pods", "10,30,100,110", "comma-separated pod counts")
+	fs.DurationVar(&o.steady, "steady", 30*time.Second, "steady window measured after every pod runs")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest wait for all pods to run, or to stop")
+	fs.IntVar(&o.rounds, "rounds", 1, "runs of each agent per pod count (alternating); the report shows the median")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(*pods, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("--pods: %q is not a positive count", s)
+		}
+		o.pods = append(o.pods, n)
+	}
+	for name, v := range map[string]string{"--kubelet": o.kubelet, "--nodekit": o.nodekit, "--endpoint": o.endpoint,
+		"--cgroup-root": o.cgroupRoot, "--work": o.work} {
+		if v == "" {
+			return o, fmt.Errorf("%s is required", name)
+		}
+	}
+	if o.rounds < 1 {
+		return o, fmt.Errorf("--rounds must be at least 1")
+	}
+	return o, nil
+}
+
+// run measures every pod count with both agents and prints the table.
+func run(ctx context.Context, o options) error {
+	rt, err := connect(ctx, o.endpoint)
+	if err != nil {
+		return err
+	}
+	agents := []agent{kubeletAgent(o), nodekitAgent(o)}
+	var rows []row
+	for _, n := range o.pods {
+		r := row{pods: n}
+		for round := range o.rounds {
+			for i, a := range agents {
+				logf("%s, %d pods, round %d of %d: starting", a.name, n, round+1, o.rounds)
+				m, err := measure(ctx, rt, a, n, o)
+				if err != nil {
+					return fmt.Errorf("%s with %d pods: %w", a.name, n, err)
+				}
+				logf("%s, %d pods: %s", a.name, n, m)
+				r.runs[i] = append(r.runs[i], m)
+			}
+		}
+		rows = append(rows, r)
+	}
+	printTable(os.Stdout, o, rows)
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[peerbench] %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

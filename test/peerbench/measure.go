@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// measurement is one agent's run with n pods.
+type measurement struct {
+	startCPU  time.Duration // CPU from process start until every pod ran
+	steadyCPU time.Duration // CPU over the steady window
+	steady    time.Duration // the window's length
+	mem       memory        // resident memory at the window's end
+	toRunning time.Duration // process start to every pod's container running
+	teardown  time.Duration // manifests removed to no pod container running
+}
+
+func (m measurement) String() string {
+	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs",
+		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds())
+}
+
+// millicores is the steady CPU as thousandths of a core.
+func (m measurement) millicores() float64 {
+	return 1000 * m.steadyCPU.Seconds() / m.steady.Seconds()
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// measure runs agent a with n static pods on a clean runtime and measures
+// it; the runtime is cleaned again afterwards.
+func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measurement, error) {
+	var m measurement
+	if err := rt.clean(ctx); err != nil {
+		return m, err
+	}
+	dir, err := os.MkdirTemp(o.work, a.name+"-")
+	if err != nil {
+		return m, err
+	}
+	defer removeDir(dir)
+	manifests := filepath.Join(dir, "manifests")
+	if err := writeManifests(manifests, n, o.image); err != nil {
+		return m, err
+	}
+	cmd, err := a.command(dir, manifests)
+	if err != nil {
+		return m, err
+	}
+	logPath := filepath.Join(dir, "agent.log")
+	p, err := startProcess(cmd, logPath)
+	if err != nil {
+		return m, err
+	}
+	defer func() {
+		p.stop()
+		_ = rt.clean(context.WithoutCancel(ctx))
+	}()
+	if err := p.waitFor(ctx, o.timeout, func() (bool, error) { c, err := rt.running(ctx); return c == n, err }); err != nil {
+		return m, fmt.Errorf("waiting for %d pods to run: %w (log: %s)", n, err, p.tail())
+	}
+	m.toRunning = time.Since(p.started)
+	if m.startCPU, err = cpuOf(p.pid()); err != nil {
+		return m, err
+	}
+	if err := p.idle(ctx, o.steady); err != nil {
+		return m, fmt.Errorf("steady window: %w (log: %s)", err, p.tail())
+	}
+	end, err := cpuOf(p.pid())
+	if err != nil {
+		return m, err
+	}
+	m.steadyCPU, m.steady = end-m.startCPU, o.steady
+	if m.mem, err = memoryOf(p.pid()); err != nil {
+		return m, err
+	}
+	if err := os.RemoveAll(manifests); err != nil {
+		return m, err
+	}
+	if err := os.Mkdir(manifests, 0o755); err != nil {
+		return m, err
+	}
+	del := time.Now()
+	if err := p.waitFor(ctx, o.timeout, func() (bool, error) { c, err := rt.running(ctx); return c == 0, err }); err != nil {
+		return m, fmt.Errorf("waiting for the pods to stop: %w (log: %s)", err, p.tail())
+	}
+	m.teardown = time.Since(del)
+	return m, nil
+}
+
+// writeManifests writes n static pods, each one busybox container that
+// exits at once on SIGTERM (so teardown measures the agent, not a grace
+// period).
+func writeManifests(dir string, n int, image string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		pod := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: pb-%d
+  namespace: default
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: Never
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 36000 & wait"]
+`, i, image)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("pb-%d.yaml", i)), []byte(pod), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeDir unmounts what the agent left mounted below dir and removes it.
+func removeDir(dir string) {
+	b, _ := os.ReadFile("/proc/self/mounts")
+	var below []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+			below = append(below, f[1])
+		}
+	}
+	for i := len(below) - 1; i >= 0; i-- {
+		_ = syscall.Unmount(below[i], syscall.MNT_DETACH)
+	}
+	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		logf("cannot remove %s: %v", dir, err)
+	}
+}
+
+// process is a started agent.
+type process struct {
+	cmd     *exec.Cmd
+	log     string
+	started time.Time
+	done    chan struct{}
+	err     error
+}
+
+func startProcess(cmd *exec.Cmd, logPath string) (*process, error) {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// waitFor polls cond every 100 ms until it holds, the process exits or
+// timeout passes.
+func (p *process) waitFor(ctx context.Context, timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err == nil && ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("not after %v: %w", timeout, err)
+			}
+			return fmt.Errorf("not after %v", timeout)
+		}
+		if err := p.idle(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// idle waits d, failing when the process exits or ctx ends first.
+func (p *process) idle(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("the agent exited: %v", p.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop sends SIGTERM, and SIGKILL after 30 s.
+func (p *process) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// tail returns the last lines of the agent's log.
+func (p *process) tail() string {
+	b, _ := os.ReadFile(p.log)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return strings.Join(lines, "\n")
+}

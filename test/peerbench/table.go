@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// row holds the runs of both agents (kubelet first) with one pod count.
+type row struct {
+	pods int
+	runs [2][]measurement
+}
+
+// printTable writes the markdown table: each agent's median over the
+// rounds, and nodekit's figures as ratios of the kubelet's.
+func printTable(w io.Writer, o options, rows []row) {
+	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s\n\n", o.steady, o.rounds, loadAverage())
+	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		k, n := median(r.runs[0]), median(r.runs[1])
+		for i, m := range []measurement{k, n} {
+			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+				m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds())
+		}
+		fmt.Fprintf(w, "| %d | **ratio** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** |\n", r.pods,
+			ratio(n.startCPU.Seconds(), k.startCPU.Seconds()), ratio(n.millicores(), k.millicores()),
+			ratio(mib(n.mem.rss), mib(k.mem.rss)), ratio(mib(n.mem.hwm), mib(k.mem.hwm)), ratio(mib(n.mem.anon), mib(k.mem.anon)),
+			ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()))
+	}
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// median returns, field by field, the median of ms (the lower middle one
+// for an even count).
+func median(ms []measurement) measurement {
+	pick := func(f func(measurement) float64) int {
+		idx := make([]int, len(ms))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			switch x, y := f(ms[a]), f(ms[b]); {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		})
+		return idx[(len(idx)-1)/2]
+	}
+	d := func(f func(measurement) time.Duration) time.Duration {
+		return f(ms[pick(func(m measurement) float64 { return float64(f(m)) })])
+	}
+	u := func(f func(measurement) uint64) uint64 {
+		return f(ms[pick(func(m measurement) float64 { return float64(f(m)) })])
+	}
+	return measurement{
+		startCPU:  d(func(m measurement) time.Duration { return m.startCPU }),
+		steadyCPU: d(func(m measurement) time.Duration { return m.steadyCPU }),
+		steady:    ms[0].steady,
+		mem: memory{
+			rss:  u(func(m measurement) uint64 { return m.mem.rss }),
+			hwm:  u(func(m measurement) uint64 { return m.mem.hwm }),
+			anon: u(func(m measurement) uint64 { return m.mem.anon }),
+		},
+		toRunning: d(func(m measurement) time.Duration { return m.toRunning }),
+		teardown:  d(func(m measurement) time.Duration { return m.teardown }),
+	}
+}
