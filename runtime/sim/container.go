@@ -88,6 +88,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	c.seq = r.seq
 	r.names[c.name] = id
 	r.containers[id] = c
+	r.containersByPod.add(c.labels, id, c)
 	sb.containers[id] = c
 	r.emitLocked(sb, id, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, now)
 	return id, nil
@@ -266,6 +267,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 // removeContainerLocked forgets a container that does not run.
 func (r *Runtime) removeContainerLocked(c *container, now int64) {
 	delete(r.containers, c.id)
+	r.containersByPod.remove(c.labels, c.id)
 	delete(r.names, c.name)
 	sb := r.sandboxes[c.sandboxID]
 	if sb != nil {
@@ -283,7 +285,7 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	found := map[string]*container{}
-	for _, c := range r.containers {
+	for _, c := range r.containersByPod.candidates(filter.GetLabelSelector(), r.containers) {
 		if !matchID(c.id, filter.GetId()) || !matchID(c.sandboxID, filter.GetPodSandboxId()) ||
 			!matchLabels(c.labels, filter.GetLabelSelector()) {
 			continue

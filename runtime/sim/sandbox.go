@@ -106,6 +106,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandb
 	sb.seq = r.seq
 	r.names[sb.name] = id
 	r.sandboxes[id] = sb
+	r.sandboxesByPod.add(sb.labels, id, sb)
 	r.emitLocked(sb, id, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, now)
 	r.emitLocked(sb, id, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, now)
 	r.log.V(4).Info("sandbox created", "sandbox", id, "pod", md.GetNamespace()+"/"+md.GetName(), "ip", sb.ip)
@@ -175,6 +176,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 		r.removeContainerLocked(c, now)
 	}
 	delete(r.sandboxes, sb.id)
+	r.sandboxesByPod.remove(sb.labels, sb.id)
 	delete(r.names, sb.name)
 	if sb.ip.IsValid() {
 		r.ips.release(sb.ip)
@@ -214,7 +216,7 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var found []*sandbox
-	for _, sb := range r.sandboxes {
+	for _, sb := range r.sandboxesByPod.candidates(filter.GetLabelSelector(), r.sandboxes) {
 		if !matchID(sb.id, filter.GetId()) || !matchLabels(sb.labels, filter.GetLabelSelector()) {
 			continue
 		}

@@ -42,29 +42,34 @@ type Runtime struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandbox
 	containers map[string]*container
-	names      map[string]string // reserved "name" -> ID, as containerd reserves them
-	ips        ipPool
-	images     map[string]*image // by ID
-	imageNames map[string]string // name -> ID
-	subs       map[*subscriber]struct{}
-	seq        uint64 // creation order, to sort objects created at the same time
+	// sandboxesByPod and containersByPod index the two by pod UID label.
+	sandboxesByPod  labelIndex[*sandbox]
+	containersByPod labelIndex[*container]
+	names           map[string]string // reserved "name" -> ID, as containerd reserves them
+	ips             ipPool
+	images          map[string]*image // by ID
+	imageNames      map[string]string // name -> ID
+	subs            map[*subscriber]struct{}
+	seq             uint64 // creation order, to sort objects created at the same time
 }
 
 // New returns an empty simulated runtime timed by clk. cfg must be valid
 // (see Config.Validate). New does no I/O and starts no goroutines.
 func New(clk clock.WithTicker, log logr.Logger, cfg Config) *Runtime {
 	r := &Runtime{
-		clk:        clk,
-		log:        log.WithName("sim"),
-		cfg:        cfg,
-		rand:       rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e6f64656b6974)),
-		sandboxes:  map[string]*sandbox{},
-		containers: map[string]*container{},
-		names:      map[string]string{},
-		ips:        newIPPool(),
-		images:     map[string]*image{},
-		imageNames: map[string]string{},
-		subs:       map[*subscriber]struct{}{},
+		clk:             clk,
+		log:             log.WithName("sim"),
+		cfg:             cfg,
+		rand:            rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6e6f64656b6974)),
+		sandboxes:       map[string]*sandbox{},
+		containers:      map[string]*container{},
+		sandboxesByPod:  labelIndex[*sandbox]{},
+		containersByPod: labelIndex[*container]{},
+		names:           map[string]string{},
+		ips:             newIPPool(),
+		images:          map[string]*image{},
+		imageNames:      map[string]string{},
+		subs:            map[*subscriber]struct{}{},
 	}
 	for _, name := range cfg.Images {
 		r.addImageLocked(name)
