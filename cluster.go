@@ -42,7 +42,7 @@ func clusterSources(client kubernetes.Interface, cfg Config, clk clock.WithTicke
 	if client == nil {
 		return nil
 	}
-	return []sources.Source{apiserver.New(client, clk, log, apiserver.Config{NodeName: cfg.NodeName})}
+	return []sources.Source{apiserver.New(client, clk, log, cfg.APISource)}
 }
 
 // mirrorClient adapts the status manager's mirror client; nil without an

@@ -24,6 +24,7 @@ import (
 	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/server"
+	"github.com/nodekit/nodekit/sources/apiserver"
 )
 
 // Values of Config.Runtime.
@@ -74,6 +75,18 @@ type Config struct {
 	KubeAPIQPS float32
 	// KubeAPIBurst is the burst allowed above KubeAPIQPS. Defaults to 100.
 	KubeAPIBurst int
+	// DisablePodCheckpoint turns off the local checkpoint of the API
+	// server's pods, for the kubelet's behaviour: after a restart with the
+	// API server away, no API pod runs until it answers. Defaults to false:
+	// the pods are checkpointed under RootDir/pod-checkpoints and run from
+	// there when the API server does not answer within
+	// APISource.OfflineAfter at start.
+	DisablePodCheckpoint bool
+	// APISource configures the API server pod source (used with a
+	// Kubeconfig); its NodeName is NodeName, and its CheckpointDir
+	// defaults to RootDir/pod-checkpoints (none with DisablePodCheckpoint).
+	// Defaults to a 50ms debounce and a 10s OfflineAfter.
+	APISource apiserver.Config
 
 	// KubeReserved is reserved for the node's agents (--kube-reserved):
 	// cpu, memory, ephemeral-storage and pid quantities by name. It is left
@@ -186,6 +199,13 @@ func (c Config) Complete() (Config, error) {
 	c.Eviction.Hard = c.EvictionHard
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
+	c.APISource.NodeName = c.NodeName
+	switch {
+	case c.DisablePodCheckpoint:
+		c.APISource.CheckpointDir = ""
+	case c.APISource.CheckpointDir == "":
+		c.APISource.CheckpointDir = filepath.Join(c.RootDir, "pod-checkpoints")
+	}
 	// The simulated runtime runs nothing that would read a tmpfs: volumes
 	// stay plain directories and nothing is mounted on the host.
 	c.Volumes.DiskOnly = c.Volumes.DiskOnly || c.Runtime == RuntimeSim
@@ -223,7 +243,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig()} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig(), c.APISource} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}
