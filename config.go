@@ -25,6 +25,7 @@ import (
 	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/server"
 	"github.com/nodekit/nodekit/sources/apiserver"
+	httpsource "github.com/nodekit/nodekit/sources/http"
 )
 
 // Values of Config.Runtime.
@@ -65,6 +66,10 @@ type Config struct {
 	// FileCheckPeriod is how often the manifest directory is re-read even
 	// without change notifications. Defaults to 20s.
 	FileCheckPeriod time.Duration
+	// HTTPSource reads static pods from a URL (the kubelet's
+	// --manifest-url) when its URL is set; its NodeName is NodeName.
+	// Defaults to none; with a URL, to a read every 20s with a 10s timeout.
+	HTTPSource httpsource.Config
 
 	// Kubeconfig joins the node to a cluster: pods bound to the node come
 	// from the API server, statuses and mirror pods go to it, and the Node
@@ -200,6 +205,7 @@ func (c Config) Complete() (Config, error) {
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
 	c.APISource.NodeName = c.NodeName
+	c.HTTPSource.NodeName = c.NodeName
 	switch {
 	case c.DisablePodCheckpoint:
 		c.APISource.CheckpointDir = ""
@@ -239,6 +245,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := eviction.HardThresholds(c.EvictionHard); err != nil {
 		errs = append(errs, fmt.Errorf("evictionHard: %w", err))
+	}
+	if c.HTTPSource.URL != "" {
+		if err := c.HTTPSource.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))

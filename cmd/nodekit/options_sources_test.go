@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,5 +35,36 @@ func TestPodCheckpointFlags(t *testing.T) {
 				t.Fatalf("completed CheckpointDir %q with the checkpoint off=%v", done.APISource.CheckpointDir, tt.wantOff)
 			}
 		})
+	}
+}
+
+func TestManifestURLFlags(t *testing.T) {
+	o, err := parse(t, "", "--manifest-url", "https://cfg.example/pods", "--manifest-url-header", "Authorization:Bearer x, X-A:1",
+		"--manifest-url-header", "X-A:2", "--http-check-frequency", "5s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := o.config()
+	h := cfg.HTTPSource
+	if h.URL != "https://cfg.example/pods" || h.CheckPeriod != 5*time.Second {
+		t.Fatalf("HTTPSource = %+v", h)
+	}
+	if h.Header.Get("Authorization") != "Bearer x" || strings.Join(h.Header.Values("X-A"), ",") != "1,2" {
+		t.Fatalf("headers = %v, want Authorization and X-A [1 2]", h.Header)
+	}
+	if _, err := parse(t, "", "--manifest-url-header", "novalue"); err == nil {
+		t.Fatal("a header without a colon was accepted")
+	}
+	done, err := cfg.Complete()
+	if err != nil || done.HTTPSource.NodeName == "" {
+		t.Fatalf("completed HTTPSource node %q err %v", done.HTTPSource.NodeName, err)
+	}
+	if err := done.Validate(); err != nil && strings.Contains(err.Error(), "http source") {
+		t.Fatalf("a valid manifest URL was refused: %v", err)
+	}
+	cfg.HTTPSource.URL = "ftp://x/pods"
+	done, _ = cfg.Complete()
+	if err := done.Validate(); err == nil || !strings.Contains(err.Error(), "http source") {
+		t.Fatalf("Validate with an ftp URL = %v, want an http source error", err)
 	}
 }
