@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit/nodekit"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -275,5 +276,42 @@ func TestCheckpointAgentRestartWithTheAPIServerUpChangesNothing(t *testing.T) {
 	}
 	if got := h.checkpointed(); len(got) != 2 {
 		t.Fatalf("checkpoint after the restart = %v, want the 2 pods", got)
+	}
+}
+
+func TestCheckpointOffRunsNoAPIPodWithTheAPIServerDown(t *testing.T) {
+	c := loadCluster(t)
+	h := newAgentHarness(t)
+	h.configure = func(cfg *nodekit.Config) { cfg.DisablePodCheckpoint = true }
+	ns := h.joinCluster(c)
+	h.start()
+	uids := createAPIPods(t, c, h, ns, "web")
+	h.stop()
+	if _, err := os.Stat(filepath.Join(h.rootDir, "pod-checkpoints")); !os.IsNotExist(err) {
+		t.Fatalf("the checkpoint directory exists with the checkpoint off (stat: %v)", err)
+	}
+	h.removeAllSandboxes()
+	controlPlane(t, c.down)
+	apiUp := false
+	defer func() {
+		if !apiUp {
+			controlPlane(t, c.up)
+		}
+	}()
+	h.start()
+	// Twice the checkpoint's wait: with it off, the kubelet's behaviour.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := h.runningByPod(); len(got) != 0 {
+			t.Fatalf("API pods run with the API server down and the checkpoint off: %v", got)
+		}
+		time.Sleep(time.Second)
+	}
+	controlPlane(t, c.up)
+	apiUp = true
+	c = loadCluster(t)
+	p := waitAPIPod(t, c, ns, "web", settle, "Running again once the API server answered", apiRunning)
+	if p.UID != uids["web"] {
+		t.Fatalf("pod recreated: UID %s, was %s", p.UID, uids["web"])
 	}
 }
