@@ -37,12 +37,21 @@ func kubeClient(cfg Config) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(rc)
 }
 
-// clusterSources returns the API server pod source when a client exists.
-func clusterSources(client kubernetes.Interface, cfg Config, clk clock.WithTicker, log logr.Logger) []sources.Source {
+// apiSource returns the API server pod source when a client exists, and
+// nil otherwise.
+func apiSource(client kubernetes.Interface, cfg Config, clk clock.WithTicker, log logr.Logger) *apiserver.Source {
 	if client == nil {
 		return nil
 	}
-	return []sources.Source{apiserver.New(client, clk, log, apiserver.Config{NodeName: cfg.NodeName})}
+	return apiserver.New(client, clk, log, cfg.APISource)
+}
+
+// clusterSources returns the API server pod source when there is one.
+func clusterSources(src *apiserver.Source) []sources.Source {
+	if src == nil {
+		return nil
+	}
+	return []sources.Source{src}
 }
 
 // mirrorClient adapts the status manager's mirror client; nil without an

@@ -24,6 +24,8 @@ import (
 	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/server"
+	"github.com/nodekit/nodekit/sources/apiserver"
+	httpsource "github.com/nodekit/nodekit/sources/http"
 )
 
 // Values of Config.Runtime.
@@ -64,6 +66,10 @@ type Config struct {
 	// FileCheckPeriod is how often the manifest directory is re-read even
 	// without change notifications. Defaults to 20s.
 	FileCheckPeriod time.Duration
+	// HTTPSource reads static pods from a URL (the kubelet's
+	// --manifest-url) when its URL is set; its NodeName is NodeName.
+	// Defaults to none; with a URL, to a read every 20s with a 10s timeout.
+	HTTPSource httpsource.Config
 
 	// Kubeconfig joins the node to a cluster: pods bound to the node come
 	// from the API server, statuses and mirror pods go to it, and the Node
@@ -74,6 +80,18 @@ type Config struct {
 	KubeAPIQPS float32
 	// KubeAPIBurst is the burst allowed above KubeAPIQPS. Defaults to 100.
 	KubeAPIBurst int
+	// DisablePodCheckpoint turns off the local checkpoint of the API
+	// server's pods, for the kubelet's behaviour: after a restart with the
+	// API server away, no API pod runs until it answers. Defaults to false:
+	// the pods are checkpointed under RootDir/pod-checkpoints and run from
+	// there when the API server does not answer within
+	// APISource.OfflineAfter at start.
+	DisablePodCheckpoint bool
+	// APISource configures the API server pod source (used with a
+	// Kubeconfig); its NodeName is NodeName, and its CheckpointDir
+	// defaults to RootDir/pod-checkpoints (none with DisablePodCheckpoint).
+	// Defaults to a 50ms debounce and a 10s OfflineAfter.
+	APISource apiserver.Config
 
 	// KubeReserved is reserved for the node's agents (--kube-reserved):
 	// cpu, memory, ephemeral-storage and pid quantities by name. It is left
@@ -186,6 +204,14 @@ func (c Config) Complete() (Config, error) {
 	c.Eviction.Hard = c.EvictionHard
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
+	c.APISource.NodeName = c.NodeName
+	c.HTTPSource.NodeName = c.NodeName
+	switch {
+	case c.DisablePodCheckpoint:
+		c.APISource.CheckpointDir = ""
+	case c.APISource.CheckpointDir == "":
+		c.APISource.CheckpointDir = filepath.Join(c.RootDir, "pod-checkpoints")
+	}
 	// The simulated runtime runs nothing that would read a tmpfs: volumes
 	// stay plain directories and nothing is mounted on the host.
 	c.Volumes.DiskOnly = c.Volumes.DiskOnly || c.Runtime == RuntimeSim
@@ -220,10 +246,15 @@ func (c Config) Validate() error {
 	if _, err := eviction.HardThresholds(c.EvictionHard); err != nil {
 		errs = append(errs, fmt.Errorf("evictionHard: %w", err))
 	}
+	if c.HTTPSource.URL != "" {
+		if err := c.HTTPSource.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig()} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig(), c.APISource} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

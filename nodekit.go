@@ -27,6 +27,7 @@ import (
 	"github.com/nodekit/nodekit/server"
 	"github.com/nodekit/nodekit/sources"
 	"github.com/nodekit/nodekit/sources/file"
+	httpsource "github.com/nodekit/nodekit/sources/http"
 )
 
 // Defaults is the bundle of default subsystems: the agent, the generic PLEG,
@@ -123,6 +124,7 @@ func wiring() fx.Option {
 			func(rt noderuntime.Runtime) nodestatus.RuntimeInfo { return rt },
 			fx.Annotate(healthChecks, fx.ResultTags(`group:"healthchecks,flatten"`)),
 			fx.Annotate(manifestSources, fx.ResultTags(`group:"sources,flatten"`)),
+			apiSource,
 			fx.Annotate(clusterSources, fx.ResultTags(`group:"sources,flatten"`)),
 		),
 		fx.Invoke(func(d *deletionSafety, w podworkers.Workers) { d.workers = w }),
@@ -137,13 +139,17 @@ func healthChecks(a *agent.Agent) []server.HealthCheck {
 	return out
 }
 
-// manifestSources returns the static-pod manifest source when a directory
-// is configured.
+// manifestSources returns the static-pod sources configured: the manifest
+// directory and the manifest URL.
 func manifestSources(cfg Config, clk clock.WithTicker, log logr.Logger) []sources.Source {
-	if cfg.Manifests == "" {
-		return nil
+	var out []sources.Source
+	if cfg.Manifests != "" {
+		out = append(out, file.New(clk, log, file.Config{
+			Path: cfg.Manifests, NodeName: cfg.NodeName, CheckPeriod: cfg.FileCheckPeriod,
+		}))
 	}
-	return []sources.Source{file.New(clk, log, file.Config{
-		Path: cfg.Manifests, NodeName: cfg.NodeName, CheckPeriod: cfg.FileCheckPeriod,
-	})}
+	if cfg.HTTPSource.URL != "" {
+		out = append(out, httpsource.New(clk, log, cfg.HTTPSource))
+	}
+	return out
 }

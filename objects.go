@@ -1,6 +1,9 @@
 package nodekit
 
 import (
+	"path/filepath"
+
+	"github.com/go-logr/logr"
 	"go.uber.org/fx"
 
 	"github.com/nodekit/nodekit/agent"
@@ -9,6 +12,7 @@ import (
 	"github.com/nodekit/nodekit/managers/objects"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
+	"github.com/nodekit/nodekit/sources/apiserver"
 )
 
 // objectWiring connects the API object caches: the agent's registry
@@ -33,6 +37,9 @@ type envParams struct {
 	Node     agent.NodeResources       `optional:"true"`
 	Events   noderuntime.EventRecorder `optional:"true"`
 	NodeIPs  nodeip.Source             `optional:"true"`
+	// APISource is the API pod source, nil without an API server.
+	APISource *apiserver.Source `optional:"true"`
+	Log       logr.Logger
 }
 
 // envSource is the default cri.EnvSource: the kubelet's env computation
@@ -41,6 +48,12 @@ type envParams struct {
 // node's addresses from the shared nodeip.Source.
 func envSource(p envParams) cri.EnvSource {
 	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events, NodeIPs: p.NodeIPs}
+	if p.Services != nil && p.APISource != nil && p.Cfg.APISource.CheckpointDir != "" {
+		deps.Services = &checkpointedServices{
+			inner: p.Services, offline: p.APISource, log: p.Log.WithName("services"),
+			dir: filepath.Join(p.Cfg.RootDir, "service-checkpoints"),
+		}
+	}
 	if p.Node != nil {
 		deps.Node = p.Node
 	}

@@ -34,6 +34,7 @@ type options struct {
 	address         string
 	port            optionalPort
 	server          serverOptions
+	sources         sourceOptions
 	maxPods         int
 	fileCheck       time.Duration
 	kubeconfig      string
@@ -96,6 +97,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
 	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
 	o.addConfinementFlags(fs)
+	o.addSourceFlags(fs)
 	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
 	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
 	fs.IntVar(&o.imageGCHigh, "image-gc-high-threshold", images.DefaultHighThresholdPercent, "percent of the image filesystem's capacity in use at or above which unused images are removed (100 turns it off)")
@@ -201,6 +203,7 @@ func (o *options) config() nodekit.Config {
 	cfg.Agent.MaxPods = o.maxPods
 	cfg.Server.Address = o.address
 	o.applyServer(&cfg)
+	o.applySources(&cfg)
 	cfg.PLEG.Kind = pleg.Kind(o.pleg)
 	cfg.CRI.ClusterDNS = o.clusterDNS
 	cfg.CRI.ClusterDomain = o.clusterDomain

@@ -39,6 +39,13 @@
 // with backoff from 100ms doubling to 10s, and by every periodic pass; a
 // newer status set meanwhile replaces the pending one, so when an
 // unreachable API server returns, the newest status is what gets written.
+// Each pass writes the pending statuses oldest change first; and the first
+// answer after requests that got none (the API server was away: e.g. an
+// agent that runs its checkpointed pods offline) makes every pod that backs
+// off due at once, so the statuses set meanwhile all catch up in that
+// order instead of each after its own backoff. Pods deleted or recreated
+// in the API server meanwhile are skipped as always: the manager never
+// creates or deletes a pod because of a status set while it was away.
 //
 // Differences from the kubelet: the terminal phase is not held back while
 // containers may still run (the agent only reports a terminal phase once

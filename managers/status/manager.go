@@ -2,12 +2,14 @@ package status
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -30,17 +32,25 @@ type StatusManager struct {
 
 	mu       sync.RWMutex
 	statuses map[types.UID]*cachedStatus
+	// seq numbers every status change, across pods, so that pending
+	// statuses are written oldest first.
+	seq uint64
 
 	// Owned by Run's goroutine: the version last written per API UID (the
 	// mirror pod's UID for a static pod), and the pods to look at again.
 	apiVersions map[types.UID]uint64
 	retries     map[types.UID]retry
+	// unreachable is set when a request failed without an answer from the
+	// API server (no status came back), and cleared by the next answer.
+	unreachable bool
 }
 
 // cachedStatus is one pod's newest status. It is replaced, never mutated,
 // so the sync loop may read it without the lock.
 type cachedStatus struct {
-	version      uint64
+	version uint64
+	// seq orders this change among every pod's changes.
+	seq          uint64
 	status       *corev1.PodStatus
 	podName      string
 	podNamespace string
@@ -96,7 +106,8 @@ func (m *StatusManager) SetPodStatus(pod *corev1.Pod, status *corev1.PodStatus) 
 		m.log.V(6).Info("Pod status unchanged", "pod", klog.KObj(pod), "podUID", pod.UID)
 		return
 	}
-	entry := &cachedStatus{version: 1, status: next, podName: pod.Name, podNamespace: pod.Namespace}
+	m.seq++
+	entry := &cachedStatus{version: 1, seq: m.seq, status: next, podName: pod.Name, podNamespace: pod.Namespace}
 	if ok {
 		entry.version = cached.version + 1
 		entry.deleted = cached.deleted
@@ -187,10 +198,45 @@ func (m *StatusManager) nextRetry() (time.Time, bool) {
 
 // backoff schedules another look at the pod, later each time.
 func (m *StatusManager) backoff(uid types.UID) {
+	m.backoffAfter(uid, nil)
+}
+
+// backoffAfter schedules another look at the pod after a failed request
+// (err may be nil: no request failed) and notes whether the API server
+// answered at all.
+func (m *StatusManager) backoffAfter(uid types.UID, err error) {
+	if err != nil && !answered(err) {
+		m.unreachable = true
+	}
 	r := m.retries[uid]
 	r.delay = min(max(2*r.delay, minRetry), maxRetry)
 	r.at = m.clk.Now().Add(r.delay)
 	m.retries[uid] = r
+}
+
+// reachable records that the API server answered. If it had not answered
+// before, every pod backing off is due at once: the statuses written while
+// it was away go out now, in the order they were set, not each after its
+// own backoff.
+func (m *StatusManager) reachable() {
+	if !m.unreachable {
+		return
+	}
+	m.unreachable = false
+	now := m.clk.Now()
+	for uid := range m.retries {
+		m.retries[uid] = retry{at: now}
+	}
+	if len(m.retries) > 0 {
+		m.log.Info("API server answers again; writing the pending pod statuses oldest first", "pods", len(m.retries))
+	}
+}
+
+// answered reports whether err came from the API server (a Status), not
+// from failing to reach it.
+func answered(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }
 
 // snapshot returns the cached statuses; the entries are immutable.

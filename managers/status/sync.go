@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -16,6 +17,7 @@ import (
 
 // podSync is one status to bring to the API server.
 type podSync struct {
+	seq       uint64    // orders the change among all pods' changes
 	uid       types.UID // the pod's UID in the agent
 	apiUID    types.UID // the UID of the API object that carries its status
 	name      string
@@ -54,7 +56,7 @@ func (m *StatusManager) collect(all bool) []podSync {
 		live[apiUID] = true
 		r, retrying := m.retries[uid]
 		due := retrying && !r.at.After(now)
-		w := podSync{uid: uid, apiUID: apiUID, name: name, namespace: ns, version: c.version, status: c.status}
+		w := podSync{seq: c.seq, uid: uid, apiUID: apiUID, name: name, namespace: ns, version: c.version, status: c.status}
 		switch {
 		case m.apiVersions[apiUID] < c.version:
 			if all || due || !retrying {
@@ -83,6 +85,9 @@ func (m *StatusManager) collect(all bool) []podSync {
 			}
 		}
 	}
+	// Oldest change first: after an outage, statuses reach the API server
+	// in the order the agent set them.
+	sort.Slice(work, func(i, j int) bool { return work[i].seq < work[j].seq })
 	return work
 }
 
@@ -100,6 +105,9 @@ func (m *StatusManager) syncPod(ctx context.Context, w podSync) {
 	log := m.log.WithValues("pod", klog.KRef(w.namespace, w.name), "podUID", w.uid)
 	pods := m.client.CoreV1().Pods(w.namespace)
 	pod, err := pods.Get(ctx, w.name, metav1.GetOptions{})
+	if err == nil || answered(err) {
+		m.reachable()
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		log.V(3).Info("Pod is not in the API server; status not written")
@@ -107,7 +115,7 @@ func (m *StatusManager) syncPod(ctx context.Context, w podSync) {
 		return
 	case err != nil:
 		log.Error(err, "Failed to read pod for its status; will retry")
-		m.backoff(w.uid)
+		m.backoffAfter(w.uid, err)
 		return
 	case pod.UID != w.apiUID:
 		log.V(2).Info("Pod was recreated in the API server; status not written", "apiUID", pod.UID)

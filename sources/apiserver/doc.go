@@ -24,6 +24,24 @@
 // and resource versions) and sends nothing, so nothing restarts. Pods
 // deleted or changed meanwhile show up in the next snapshot.
 //
+// # Checkpoint
+//
+// With Config.CheckpointDir set (nodekit sets ROOT/pod-checkpoints unless
+// the pod checkpoint is turned off), every snapshot is saved before it is
+// sent: one <uid>.json file per pod, written to a temporary file, synced
+// and renamed, so a crash or power loss leaves the old or the new version;
+// pods gone from the API server lose their file; mirror pods are never
+// saved. If the first list has not synced within Config.OfflineAfter (10s)
+// when Run starts (a node rebooted while its control plane is away), Run
+// sends the checkpointed pods as its first snapshot and [Source.Offline]
+// reports true: the agent runs those pods, recreating the sandboxes a
+// reboot removed, and the Mux counts the source as seen, so housekeeping
+// runs without killing them. Without a checkpoint directory (never
+// listed) nothing is sent, as without the feature. When the list syncs, its
+// snapshot replaces the checkpointed one; the Mux matches pods by UID, so
+// a pod still bound to the node is at most an UPDATE or a RECONCILE (no
+// restart) and a pod deleted meanwhile is a REMOVE (terminated).
+//
 // # Concurrency
 //
 // Run owns two goroutines, its own and the reflector's, and waits for the

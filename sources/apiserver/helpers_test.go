@@ -47,9 +47,16 @@ type harness struct {
 	cancel  context.CancelFunc
 	done    chan error
 	once    sync.Once
+	src     *Source
 }
 
 func start(t *testing.T, client kubernetes.Interface) *harness {
+	t.Helper()
+	return startWith(t, client, Config{NodeName: node})
+}
+
+// startWith runs a Source with cfg against client.
+func startWith(t *testing.T, client kubernetes.Interface, cfg Config) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
@@ -58,7 +65,8 @@ func start(t *testing.T, client kubernetes.Interface) *harness {
 		store:   make(chan *podStore, 1),
 		done:    make(chan error, 1),
 	}
-	src := New(client, h.clk, logr.Discard(), Config{NodeName: node})
+	src := New(client, h.clk, logr.Discard(), cfg)
+	h.src = src
 	src.backoff = &wait.Backoff{Duration: time.Millisecond, Cap: time.Millisecond, Steps: 1 << 20, Factor: 1}
 	src.onStore = func(s *podStore) { h.store <- s }
 	ctx, cancel := context.WithCancel(context.Background())

@@ -122,10 +122,16 @@ func extraDocuments(data []byte) int {
 // name, the config.hash annotation, a toleration of every NoExecute taint,
 // phase Pending and the API server's defaults. decoded is not changed.
 func staticPod(decoded *corev1.Pod, path, nodeName string) (*corev1.Pod, error) {
+	return completePod(decoded, fmt.Sprintf("host:%sfile:%s", nodeName, path), nodeName)
+}
+
+// completePod is staticPod with origin, the text that goes into the UID
+// hash after the node and the pod's source, given whole.
+func completePod(decoded *corev1.Pod, origin, nodeName string) (*corev1.Pod, error) {
 	pod := decoded.DeepCopy()
 	pod.TypeMeta = metav1.TypeMeta{}
 	if pod.UID == "" {
-		uid, err := podUID(decoded, path, nodeName)
+		uid, err := podUID(decoded, origin)
 		if err != nil {
 			return nil, err
 		}
@@ -151,18 +157,17 @@ func staticPod(decoded *corev1.Pod, path, nodeName string) (*corev1.Pod, error) 
 	return pod, nil
 }
 
-// podUID is the hex MD5 (as the kubelet's) of "host:<node>", "file:<path>"
-// and the pod as decoded, so that an edit to the manifest's content gives a
-// new UID and the agent replaces the pod, while reformatting or comments do
-// not.
-func podUID(decoded *corev1.Pod, path, nodeName string) (types.UID, error) {
+// podUID is the hex MD5 (as the kubelet's) of origin ("host:<node>" and
+// "file:<path>" for a file, "url:<url>" for a manifest URL) and the pod as
+// decoded, so that an edit to the manifest's content gives a new UID and
+// the agent replaces the pod, while reformatting or comments do not.
+func podUID(decoded *corev1.Pod, origin string) (types.UID, error) {
 	content, err := json.Marshal(decoded)
 	if err != nil {
-		return "", fmt.Errorf("hash pod %q from %s: %w", decoded.Name, path, err)
+		return "", fmt.Errorf("hash pod %q from %s: %w", decoded.Name, origin, err)
 	}
 	h := md5.New()
-	fmt.Fprintf(h, "host:%s", nodeName)
-	fmt.Fprintf(h, "file:%s", path)
+	fmt.Fprint(h, origin)
 	h.Write(content)
 	return types.UID(hex.EncodeToString(h.Sum(nil))), nil
 }

@@ -1,0 +1,132 @@
+package nodekit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit/nodekit/managers/objects"
+)
+
+// offlineReporter is the API pod source's Offline: true while it serves
+// its pod checkpoint because the API server did not answer at start.
+type offlineReporter interface{ Offline() bool }
+
+// checkpointedServices is the ServiceLister of the service environment
+// when the pod checkpoint is on. Once the cluster's Services are listed, it
+// serves them and saves those of every namespace it is asked for (the
+// default namespace and each pod's) as dir/<namespace>.json; while the API
+// source serves its checkpoint and the Services were not listed yet, it
+// serves those saved copies, so that a pod run from the checkpoint gets the
+// service environment it had (KUBERNETES_SERVICE_HOST and the links)
+// instead of failing to start as "services have not yet been read". Safe
+// for concurrent use.
+type checkpointedServices struct {
+	inner   objects.ServiceLister
+	offline offlineReporter
+	dir     string
+	log     logr.Logger
+
+	mu    sync.Mutex
+	saved map[string][]byte
+}
+
+var _ objects.ServiceLister = (*checkpointedServices)(nil)
+
+// HasSynced implements objects.ServiceLister: the cluster's Services were
+// listed, or the API source is offline (the saved copies stand in).
+func (s *checkpointedServices) HasSynced() bool {
+	return s.inner.HasSynced() || s.offline.Offline()
+}
+
+// ListServices implements objects.ServiceLister.
+func (s *checkpointedServices) ListServices(namespace string) ([]*corev1.Service, error) {
+	if s.inner.HasSynced() || !s.offline.Offline() {
+		list, err := s.inner.ListServices(namespace)
+		if err == nil && s.inner.HasSynced() {
+			if err := s.save(namespace, list); err != nil {
+				s.log.Error(err, "Failed to checkpoint the services of a namespace", "namespace", namespace)
+			}
+		}
+		return list, err
+	}
+	return s.load(namespace)
+}
+
+func (s *checkpointedServices) path(namespace string) (string, error) {
+	if namespace == "" || strings.ContainsAny(namespace, `/\.`) {
+		return "", fmt.Errorf("namespace %q cannot name a checkpoint file", namespace)
+	}
+	return filepath.Join(s.dir, namespace+".json"), nil
+}
+
+// save writes the namespace's Services atomically when they changed.
+func (s *checkpointedServices) save(namespace string, list []*corev1.Service) error {
+	path, err := s.path(namespace)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved == nil {
+		s.saved = map[string][]byte{}
+	}
+	if bytes.Equal(s.saved[namespace], data) {
+		return nil
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.dir, "."+namespace+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return err
+	}
+	s.saved[namespace] = data
+	return nil
+}
+
+// load reads the saved Services of namespace; none were saved is no error.
+func (s *checkpointedServices) load(namespace string) ([]*corev1.Service, error) {
+	path, err := s.path(namespace)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the checkpointed services of %s: %w", namespace, err)
+	}
+	var list []*corev1.Service
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("decode the checkpointed services of %s: %w", namespace, err)
+	}
+	return list, nil
+}
