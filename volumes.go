@@ -12,7 +12,8 @@ import (
 // volumeWiring gives the volume manager the object caches and the token
 // manager (nil without an API server), the node's allocatable resources
 // (the default of downward API limits), and connects the runtime, when it
-// mounts volumes (runtime.VolumeAware), to the volume manager.
+// mounts volumes (runtime.VolumeAware), and the stats provider (the pods'
+// volume stats) to the volume manager.
 func volumeWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(
@@ -25,7 +26,7 @@ func volumeWiring() fx.Option {
 			volumeObjects,
 			volumeTokens,
 		),
-		fx.Invoke(connectVolumes),
+		fx.Invoke(connectVolumes, connectStatsVolumes),
 	)
 }
 

@@ -41,7 +41,9 @@
 // TLS with Config.TLSCertFile, a certificate rotated through a
 // kubernetes.io/kubelet-serving CertificateSigningRequest
 // (Config.RotateServerCertificates, client-go's certificate manager), or a
-// self-signed one made once in CertDir (kubelet.crt, kubelet.key). Every
+// self-signed one made in CertDir (kubelet.crt, kubelet.key). Both name the
+// node's IP addresses from SecureDeps.NodeIPs (the agent's nodeip.Source),
+// so a client dialing the node's IP can verify them. Every
 // request is authenticated with k8s.io/apiserver's delegating authenticator
 // (client certificates against Config.ClientCAFile or the kubeconfig's
 // cluster CA, bearer tokens through TokenReview; anonymous requests get 401

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -14,7 +15,7 @@ import (
 // prometheus.Gatherer, a logr.Logger and a Config, and collects HealthCheck
 // values from the value group "healthchecks" (see AsHealthCheck);
 // SecureServer also reads, when provided, a kubernetes.Interface, a
-// runtime.Runtime and a Configz. It does not run them: the agent runs them
+// runtime.Runtime, a Configz and a nodeip.Source. It does not run them: the agent runs them
 // with the other subsystems.
 var Module = fx.Module("server",
 	fx.Provide(fx.Annotate(New, fx.ParamTags(``, `group:"healthchecks"`))),
@@ -37,12 +38,13 @@ type secureParams struct {
 	Client   kubernetes.Interface `optional:"true"`
 	Runtime  noderuntime.Runtime  `optional:"true"`
 	Configz  *Configz             `optional:"true"`
+	NodeIPs  nodeip.Source        `optional:"true"`
 	Log      logr.Logger
 	Config   Config
 }
 
 func newSecureFromParams(p secureParams) *SecureServer {
-	deps := SecureDeps{Pods: p.Pods, Checks: p.Checks, Gatherer: p.Gatherer, Client: p.Client, Runtime: p.Runtime}
+	deps := SecureDeps{Pods: p.Pods, Checks: p.Checks, Gatherer: p.Gatherer, Client: p.Client, Runtime: p.Runtime, NodeIPs: p.NodeIPs}
 	if p.Configz != nil {
 		deps.Configz = p.Configz.Config
 	}

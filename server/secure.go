@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/managers/nodeip"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -49,6 +50,9 @@ type SecureDeps struct {
 	// Clock is the time log options are computed at. Defaults to the real
 	// clock.
 	Clock clock.Clock
+	// NodeIPs gives the node's IP addresses, which the serving certificate
+	// (self-signed or requested) names. Nil: Config.NodeIP.
+	NodeIPs nodeip.Source
 }
 
 // SecureServer is the kubelet API on the secure port: TLS, and every
@@ -139,7 +143,7 @@ func (s *SecureServer) build() (http.Handler, *servingCert, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("secure server: %w", err)
 	}
-	cert, err := loadServingCert(s.cfg, s.deps.Client, s.log)
+	cert, err := loadServingCert(s.cfg, s.deps.Client, s.deps.NodeIPs, s.log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("secure server: %w", err)
 	}

@@ -255,12 +255,12 @@ func TestSecureServerAnonymousIsAuthorizedWhenEnabled(t *testing.T) {
 func TestSelfSignedCertificateIsMadeOnceAndKept(t *testing.T) {
 	t.Parallel()
 	cfg := Config{NodeName: "node-1", CertDir: filepath.Join(t.TempDir(), "pki")}
-	certFile, _, err := ensureSelfSigned(cfg, logr.Discard())
+	certFile, _, err := ensureSelfSigned(cfg, nil, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _ := os.ReadFile(certFile)
-	if _, _, err := ensureSelfSigned(cfg, logr.Discard()); err != nil {
+	if _, _, err := ensureSelfSigned(cfg, nil, logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
 	if second, _ := os.ReadFile(certFile); string(first) != string(second) {
@@ -270,7 +270,8 @@ func TestSelfSignedCertificateIsMadeOnceAndKept(t *testing.T) {
 
 func TestServingCSRTemplateIsTheNodes(t *testing.T) {
 	t.Parallel()
-	tmpl := servingCSRTemplate(Config{NodeName: "node-1", NodeIP: "10.0.0.5"})
+	cfg := Config{NodeName: "node-1", NodeIP: "10.0.0.5"}
+	tmpl := servingCSRTemplate(cfg, nodeAddresses(cfg, nil, logr.Discard()))
 	if tmpl.Subject.CommonName != "system:node:node-1" || len(tmpl.Subject.Organization) != 1 || tmpl.Subject.Organization[0] != "system:nodes" {
 		t.Errorf("subject = %+v", tmpl.Subject)
 	}

@@ -4,7 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"math/big"
+	"os"
 	"testing"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/nodekit/nodekit/managers/nodeip"
 )
 
 // A kubelet-serving CSR that an approver approves and a signer signs
@@ -54,7 +58,7 @@ func TestRotatedServingCertificateComesFromAKubeletServingCSR(t *testing.T) {
 		return true, csr, nil
 	})
 	cfg := Config{NodeName: "node-1", NodeIP: "10.0.0.5", CertDir: t.TempDir(), RotateServerCertificates: true}.withDefaults()
-	cert, err := loadServingCert(cfg, client, logr.Discard())
+	cert, err := loadServingCert(cfg, client, nil, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,3 +117,75 @@ func (nilManager) Start()                    {}
 func (nilManager) Stop()                     {}
 func (nilManager) Current() *tls.Certificate { return nil }
 func (nilManager) ServerHealthy() bool       { return false }
+
+// The self-signed serving certificate names the node's addresses from the
+// nodeip.Source, so that a client dialing the node's IP verifies it.
+func TestSelfSignedCertificateNamesTheNodeIPs(t *testing.T) {
+	t.Parallel()
+	cfg := Config{NodeName: "node-1", NodeIP: "192.0.2.1", CertDir: t.TempDir()}
+	src := nodeip.Static{"10.0.0.5", "fd00::5"}
+	cert, err := loadServingCert(cfg, nil, src, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(cert.fixed.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	for _, der := range cert.fixed.Certificate[1:] {
+		ca, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots.AddCert(ca)
+	}
+	for _, name := range []string{"10.0.0.5", "fd00::5", "node-1"} {
+		if _, err := leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: roots}); err != nil {
+			t.Errorf("the certificate does not verify for %s: %v", name, err)
+		}
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "192.0.2.1", Roots: roots}); err == nil {
+		t.Errorf("the certificate names Config.NodeIP although the nodeip.Source gives the addresses")
+	}
+}
+
+// A self-signed certificate made before an address was known (or by an
+// older version) is made again once it does not name every node address;
+// one that does is kept.
+func TestSelfSignedCertificateIsRemadeForANewNodeIP(t *testing.T) {
+	t.Parallel()
+	cfg := Config{NodeName: "node-1", CertDir: t.TempDir()}
+	certFile, _, err := ensureSelfSigned(cfg, nil, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := nodeAddresses(cfg, nodeip.Static{"10.0.0.7"}, logr.Discard())
+	if _, _, err := ensureSelfSigned(cfg, ip, logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := missingIPs(certFile, ip); err != nil || len(missing) != 0 {
+		t.Fatalf("after a new address the certificate misses %v (%v)", missing, err)
+	}
+	before, _ := os.ReadFile(certFile)
+	if _, _, err := ensureSelfSigned(cfg, ip, logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(certFile); string(before) != string(after) {
+		t.Error("a certificate that names every address was replaced")
+	}
+}
+
+// The serving CSR names the node's addresses from the nodeip.Source; a
+// source that knows none leaves them out instead of failing.
+func TestServingCSRTemplateNamesTheSourcesAddresses(t *testing.T) {
+	t.Parallel()
+	cfg := Config{NodeName: "node-1", NodeIP: "192.0.2.1"}
+	tmpl := servingCSRTemplate(cfg, nodeAddresses(cfg, nodeip.Static{"10.0.0.5", "fd00::5"}, logr.Discard()))
+	if got := fmt.Sprint(tmpl.IPAddresses); got != "[10.0.0.5 fd00::5]" {
+		t.Errorf("IP SANs = %s, want [10.0.0.5 fd00::5]", got)
+	}
+	if got := nodeAddresses(cfg, nodeip.Static(nil), logr.Discard()); len(got) != 0 {
+		t.Errorf("addresses from a source that knows none = %v", got)
+	}
+}

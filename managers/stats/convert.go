@@ -135,22 +135,29 @@ func (p *CRI) logStats(ref statsapi.PodReference, container string, r *round) *s
 }
 
 // ephemeralStorage is the pod's use of local storage: its containers'
-// writable layers and logs, on the node's filesystem.
-func ephemeralStorage(containers []statsapi.ContainerStats, r *round) *statsapi.FsStats {
+// writable layers and logs and its volumes (all of them ephemeral: nodekit
+// has no persistent volumes), on the node's filesystem, as the kubelet's
+// calcEphemeralStorage.
+func ephemeralStorage(containers []statsapi.ContainerStats, volumes []statsapi.VolumeStats, r *round) *statsapi.FsStats {
 	fs := &statsapi.FsStats{Time: metav1.NewTime(r.now), UsedBytes: ptr(uint64(0)), InodesUsed: ptr(uint64(0))}
 	fs.CapacityBytes, fs.AvailableBytes, fs.Inodes, fs.InodesFree = r.nodefs.CapacityBytes, r.nodefs.AvailableBytes, r.nodefs.Inodes, r.nodefs.InodesFree
-	for _, c := range containers {
-		for _, part := range []*statsapi.FsStats{c.Rootfs, c.Logs} {
-			if part == nil {
-				continue
-			}
-			if part.UsedBytes != nil {
-				*fs.UsedBytes += *part.UsedBytes
-			}
-			if part.InodesUsed != nil {
-				*fs.InodesUsed += *part.InodesUsed
-			}
+	add := func(part *statsapi.FsStats) {
+		if part == nil {
+			return
 		}
+		if part.UsedBytes != nil {
+			*fs.UsedBytes += *part.UsedBytes
+		}
+		if part.InodesUsed != nil {
+			*fs.InodesUsed += *part.InodesUsed
+		}
+	}
+	for _, c := range containers {
+		add(c.Rootfs)
+		add(c.Logs)
+	}
+	for i := range volumes {
+		add(&volumes[i].FsStats)
 	}
 	return fs
 }

@@ -40,6 +40,7 @@ type CRI struct {
 	host    host
 	cgroups cgroupReader
 	cpu     *cpuCache
+	volumes volumeCache
 }
 
 // NewCRI returns the CRI stats provider. It does no I/O.
@@ -49,6 +50,7 @@ func NewCRI(rs criapi.RuntimeService, is criapi.ImageManagerService, clk clock.C
 	return &CRI{
 		rs: rs, is: is, clk: clk, log: log.WithName("stats"), cfg: cfg,
 		host: host{proc: cfg.ProcRoot, cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
+		volumes: volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
 	}
 }
 

@@ -34,9 +34,14 @@
 // boot time as the node's start time. Container logs are measured (as du
 // does) under RootDir/logs, where the CRI manager writes them.
 //
-// Not read: volume stats (PodStats.VolumeStats stays empty, and a pod's
-// ephemeral storage counts only its containers' writable layers and logs),
-// accelerators, PSI, swap (unless the runtime reports it) and the
+// Pods' volume stats (PodStats.VolumeStats) list the volumes a
+// [VolumeLister] names (given with [CRI.SetVolumes]; nodekit gives the
+// volume manager): du's used bytes and inodes under each volume's
+// directory and statfs of its filesystem, as the kubelet's MetricsDu,
+// measured at most once per Config.VolumeStatsAggPeriod. They count in the
+// pod's ephemeral storage with its containers' writable layers and logs.
+//
+// Not read: accelerators, PSI, swap (unless the runtime reports it) and the
 // "kubelet" and "runtime" system containers.
 //
 // # Extending and replacing
@@ -50,5 +55,6 @@
 // CPU cache behind UsageNanoCores is updated by readings of both modes, so
 // that CPU-and-memory-only scrapes alone (metrics-server's, with nothing
 // taking full summaries) still see a recent rate; every pod list drops the
-// readings of the pods and containers it no longer names.
+// readings of the pods and containers it no longer names, and every full
+// one the volume measurements of the volumes it no longer lists.
 package stats

@@ -30,6 +30,7 @@ type round struct {
 	fsByMount map[string]*statsapi.FsStats
 	nodefs    *statsapi.FsStats
 	seen      map[string]bool
+	volumes   map[volumeKey]bool // the pod volumes measured
 }
 
 // ListPodStats implements Provider. It reports the pods whose sandbox is
@@ -49,7 +50,8 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	r := &round{now: p.clk.Now(), only: onlyCPUAndMemory, seen: map[string]bool{nodeCPUKey: true, podsCPUKey: true}}
+	r := &round{now: p.clk.Now(), only: onlyCPUAndMemory, seen: map[string]bool{nodeCPUKey: true, podsCPUKey: true},
+		volumes: map[volumeKey]bool{}}
 	inputs := map[string]*podInput{}
 	for _, sb := range removeTerminatedPods(sandboxes) {
 		if sb.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY && sb.GetMetadata() != nil {
@@ -78,6 +80,9 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
 	})
 	p.cpu.prune(r.seen)
+	if !onlyCPUAndMemory {
+		p.pruneVolumes(r.volumes)
+	}
 	return out, nil
 }
 
@@ -143,7 +148,8 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 	if n := linux.GetProcess().GetProcessCount(); n != nil {
 		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(n.GetValue())}
 	}
-	ps.EphemeralStorage = ephemeralStorage(ps.Containers, r)
+	ps.VolumeStats = p.volumeStats(ps.PodRef.UID, r.volumes, r.now)
+	ps.EphemeralStorage = ephemeralStorage(ps.Containers, ps.VolumeStats, r)
 	return ps
 }
 

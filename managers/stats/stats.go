@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
@@ -67,6 +68,10 @@ type Config struct {
 	CgroupfsRoot string `json:"cgroupfsRoot,omitempty"`
 	// ProcRoot is where procfs is mounted. Defaults to /proc.
 	ProcRoot string `json:"procRoot,omitempty"`
+	// VolumeStatsAggPeriod is how long a pod volume's measured usage is
+	// reused before its directory is walked again (the kubelet's
+	// volumeStatsAggPeriod). Defaults to 1m.
+	VolumeStatsAggPeriod time.Duration `json:"volumeStatsAggPeriod,omitempty"`
 }
 
 // Validate checks that the paths, where set, are absolute.
@@ -77,6 +82,9 @@ func (c Config) Validate() error {
 		if f.v != "" && !filepath.IsAbs(f.v) {
 			return fmt.Errorf("stats %s %q: must be an absolute path", f.name, f.v)
 		}
+	}
+	if c.VolumeStatsAggPeriod < 0 {
+		return fmt.Errorf("stats volumeStatsAggPeriod %v: must not be negative", c.VolumeStatsAggPeriod)
 	}
 	return nil
 }
@@ -90,6 +98,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ProcRoot == "" {
 		c.ProcRoot = DefaultProcRoot
+	}
+	if c.VolumeStatsAggPeriod == 0 {
+		c.VolumeStatsAggPeriod = DefaultVolumeStatsAggPeriod
 	}
 	return c
 }

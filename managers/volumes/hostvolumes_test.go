@@ -239,3 +239,22 @@ func TestDiskOnlyMountsNothing(t *testing.T) {
 		t.Errorf("memory emptyDir: %v, %v; want a world-writable directory", info, err)
 	}
 }
+
+// PodVolumeDirs lists the volumes the stats report, by name with their
+// directory: every set-up volume but hostPath.
+func TestPodVolumeDirsLeavesHostPathOut(t *testing.T) {
+	e := newTestEnv(t)
+	host := t.TempDir()
+	pod := newPod("u1",
+		corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: host}}},
+	)
+	e.setUp(t, pod)
+	dirs := e.m.PodVolumeDirs(pod.UID)
+	if want := filepath.Join(e.root, "pods", "u1", "volumes", "kubernetes.io~empty-dir", "disk"); len(dirs) != 1 || dirs["disk"] != want {
+		t.Errorf("PodVolumeDirs = %v, want only disk at %s", dirs, want)
+	}
+	if got := e.m.PodVolumeDirs(types.UID("unknown")); len(got) != 0 {
+		t.Errorf("PodVolumeDirs of an unknown pod = %v", got)
+	}
+}

@@ -351,3 +351,25 @@ func (m *VolumeManager) volumeDir(uid types.UID, plugin, name string) string {
 
 // now is the time that names a new version of a volume's files.
 func (m *VolumeManager) now() time.Time { return m.clk.Now() }
+
+// PodVolumeDirs returns, by volume name, the directory of each of the
+// pod's set-up volumes whose usage the kubelet's volume plugins report
+// (every kind but hostPath, whose plugin reports none): what the stats
+// provider measures for the pod's volume stats (it implements
+// stats.VolumeLister).
+func (m *VolumeManager) PodVolumeDirs(uid types.UID) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	st := m.pods[uid]
+	if st == nil || st.pod == nil {
+		return out
+	}
+	for i := range st.pod.Spec.Volumes {
+		v := &st.pod.Spec.Volumes[i]
+		if vol, ok := st.volumes[v.Name]; ok && v.HostPath == nil && vol.HostPath != "" {
+			out[v.Name] = vol.HostPath
+		}
+	}
+	return out
+}
