@@ -91,20 +91,6 @@ func controlPlane(t *testing.T, script string) {
 	}
 }
 
-// waitFor polls cond every 200ms until it holds or timeout passes, and
-// returns how long it took.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("%s did not happen within %s", what, timeout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // createAPIPods creates running busybox pods bound to the agent's node and
 // waits until the API server shows each Running; it returns their UIDs.
 func createAPIPods(t *testing.T, c clusterEnv, h *agentHarness, ns string, names ...string) map[string]types.UID {
@@ -130,7 +116,7 @@ func TestCheckpointRebootWithTheAPIServerDown(t *testing.T) {
 	h.start()
 	kept := []string{"web", "worker", "cache"}
 	uids := createAPIPods(t, c, h, ns, append(kept, "doomed")...)
-	waitFor(t, settle, "every pod checkpointed", func() bool { return len(h.checkpointed()) == 4 })
+	within(t, settle, "every pod checkpointed", func() bool { return len(h.checkpointed()) == 4 })
 
 	// The agent stops; while it is away the pod "doomed" is deleted (grace
 	// 0: gone from the API at once); then the node reboots (every sandbox
@@ -154,7 +140,7 @@ func TestCheckpointRebootWithTheAPIServerDown(t *testing.T) {
 
 	h.start()
 	offline := map[string]string{}
-	took := waitFor(t, offlineRunDeadline, "every checkpointed pod running again with the API server down", func() bool {
+	took := within(t, offlineRunDeadline, "every checkpointed pod running again with the API server down", func() bool {
 		offline = h.runningByPod()
 		return len(offline) == 4
 	})
@@ -166,7 +152,7 @@ func TestCheckpointRebootWithTheAPIServerDown(t *testing.T) {
 	// each container once (as the kubelet counts a container it cannot
 	// find any more); the reconnect must not add to them.
 	restarts := map[string]int32{}
-	waitFor(t, settle, "the agent to report every offline pod Running", func() bool {
+	within(t, settle, "the agent to report every offline pod Running", func() bool {
 		pods, err := h.pods()
 		if err != nil {
 			return false
@@ -201,7 +187,7 @@ func TestCheckpointRebootWithTheAPIServerDown(t *testing.T) {
 	}
 	statuses := time.Since(back)
 	t.Logf("API server back: statuses right %s after it answered", statuses.Round(100*time.Millisecond))
-	waitFor(t, time.Minute, "the pod deleted during the outage terminated", func() bool {
+	within(t, time.Minute, "the pod deleted during the outage terminated", func() bool {
 		_, running := h.runningByPod()["doomed"]
 		return !running
 	})
@@ -218,7 +204,7 @@ func TestCheckpointRebootWithTheAPIServerDown(t *testing.T) {
 			t.Fatalf("pod %s restart count %d after the reconnect, want the %d it had offline", name, rc, restarts[name])
 		}
 	}
-	waitFor(t, settle, "the deleted pod gone from the checkpoint", func() bool { return len(h.checkpointed()) == 3 })
+	within(t, settle, "the deleted pod gone from the checkpoint", func() bool { return len(h.checkpointed()) == 3 })
 }
 
 func TestCheckpointAgentRestartWithTheAPIServerUpChangesNothing(t *testing.T) {
@@ -228,7 +214,7 @@ func TestCheckpointAgentRestartWithTheAPIServerUpChangesNothing(t *testing.T) {
 	h.start()
 	names := []string{"one", "two"}
 	uids := createAPIPods(t, c, h, ns, names...)
-	waitFor(t, settle, "every pod checkpointed", func() bool { return len(h.checkpointed()) == 2 })
+	within(t, settle, "every pod checkpointed", func() bool { return len(h.checkpointed()) == 2 })
 	before := h.runningByPod()
 
 	h.stop()

@@ -71,7 +71,7 @@ func TestHTTPSourceAddEditRemoveUnreachable(t *testing.T) {
 	edited := h.waitPod("web", settle, "replaced by a running pod with a new UID", func(p *corev1.Pod) bool {
 		return p.UID != added.UID && allReady(p)
 	})
-	waitFor(t, settle, "the old pod's containers gone", func() bool {
+	within(t, settle, "the old pod's containers gone", func() bool {
 		for _, c := range h.runningContainers() {
 			if c.Labels["io.kubernetes.pod.uid"] == string(added.UID) {
 				return false
@@ -83,7 +83,7 @@ func TestHTTPSourceAddEditRemoveUnreachable(t *testing.T) {
 	// Unreachable: the last good pod keeps running; one log line.
 	src.set(http.StatusServiceUnavailable, "down")
 	reads := src.readCount()
-	waitFor(t, settle, "five failed reads", func() bool { return src.readCount() >= reads+5 })
+	within(t, settle, "five failed reads", func() bool { return src.readCount() >= reads+5 })
 	pods, err := h.pods()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestHTTPSourceAddEditRemoveUnreachable(t *testing.T) {
 
 	// Remove.
 	src.set(http.StatusOK, `{"kind":"PodList","apiVersion":"v1","items":[]}`)
-	waitFor(t, 40*time.Second, "the removed pod's containers gone", func() bool { return len(h.runningContainers()) == 0 })
+	within(t, 40*time.Second, "the removed pod's containers gone", func() bool { return len(h.runningContainers()) == 0 })
 	if !strings.Contains(h.logs.String(), "Read pods from the manifest URL again") {
 		t.Fatal("the end of the failure streak was not logged")
 	}

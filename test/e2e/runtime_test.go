@@ -105,7 +105,7 @@ func (rc *runtimeCase) status(ctx context.Context) *noderuntime.PodStatus {
 }
 
 // waitFor polls GetPodStatus until cond holds, failing at the deadline.
-func (rc *runtimeCase) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(*noderuntime.PodStatus) bool) *noderuntime.PodStatus {
+func (rc *runtimeCase) within(ctx context.Context, what string, timeout time.Duration, cond func(*noderuntime.PodStatus) bool) *noderuntime.PodStatus {
 	rc.t.Helper()
 	deadline := time.Now().Add(timeout)
 	var st *noderuntime.PodStatus
@@ -167,7 +167,7 @@ func TestRuntimeManagerRunsKillsAndCollectsPod(t *testing.T) {
 	if err := rc.m.SyncPod(ctx, rc.pod, rc.status(ctx)).Error(); err != nil {
 		t.Fatalf("SyncPod: %v", err)
 	}
-	st := rc.waitFor(ctx, "both containers running", 60*time.Second, func(s *noderuntime.PodStatus) bool {
+	st := rc.within(ctx, "both containers running", 60*time.Second, func(s *noderuntime.PodStatus) bool {
 		return len(s.GetRunningContainerStatuses()) == 2
 	})
 	t.Logf("pod running %s after SyncPod started", time.Since(start).Round(time.Millisecond))
@@ -192,7 +192,7 @@ func TestRuntimeManagerRunsKillsAndCollectsPod(t *testing.T) {
 	if err := rc.m.KillPod(ctx, rc.pod, st.ToPod(), nil); err != nil {
 		t.Fatalf("KillPod: %v", err)
 	}
-	st = rc.waitFor(ctx, "no container running", 60*time.Second, func(s *noderuntime.PodStatus) bool {
+	st = rc.within(ctx, "no container running", 60*time.Second, func(s *noderuntime.PodStatus) bool {
 		return len(s.GetRunningContainerStatuses()) == 0
 	})
 	killed := time.Since(start)
