@@ -49,6 +49,10 @@ type Manager struct {
 	base   *rest.Config
 	dialer *connrotation.Dialer
 	rt     http.RoundTripper
+	// closeAll closes the API connections; clients makes the CSR client
+	// (both replaced in tests).
+	closeAll func()
+	clients  func(current *tls.Certificate) (kubernetes.Interface, error)
 }
 
 // NewManager returns the rotation manager for the credentials of rc, the
@@ -70,6 +74,7 @@ func NewManager(rc *rest.Config, clk clock.WithTicker, reg prometheus.Registerer
 	if err := m.buildTransport(rc); err != nil {
 		return nil, err
 	}
+	m.closeAll, m.clients = m.dialer.CloseAll, m.clientset
 	store, err := certificate.NewFileStoreWithLogger(log.V(2), PairPrefix, cfg.CertDir, cfg.CertDir, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("client certificate store in %s: %w", cfg.CertDir, err)
@@ -82,7 +87,7 @@ func NewManager(rc *rest.Config, clk clock.WithTicker, reg prometheus.Registerer
 	// no Done channel, so it stops only through Stop.
 	logCtx := klog.NewContext(context.Background(), log)
 	cm, err := certificate.NewManager(&certificate.Config{
-		ClientsetFn:             m.clientset,
+		ClientsetFn:             func(c *tls.Certificate) (kubernetes.Interface, error) { return m.clients(c) },
 		Template:                &x509.CertificateRequest{Subject: clientSubject(cfg.NodeName)},
 		SignerName:              certificatesv1.KubeAPIServerClientKubeletSignerName,
 		GetUsages:               certificate.DefaultKubeletClientGetUsages,
@@ -200,35 +205,54 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) watch(ctx context.Context) error {
 	t := m.clk.NewTicker(m.cfg.CheckPeriod)
 	defer t.Stop()
-	last, lastValid, warned := m.certs.Current(), m.clk.Now(), false
+	st := watchState{last: m.certs.Current(), lastValid: m.clk.Now()}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C():
 		}
-		now, cur := m.clk.Now(), m.certs.Current()
-		if cur == nil {
-			if now.Sub(lastValid) < m.cfg.ExitAfter {
-				continue
-			}
-			if m.certs.ServerHealthy() {
-				return fmt.Errorf("%w since %s and the API server answers: restart the agent to bootstrap again", ErrNoClientCertificate, lastValid.UTC().Format(time.RFC3339))
-			}
-			if !warned {
-				m.log.Info("No valid client certificate and the API server does not answer; a restart may be needed to bootstrap again", "since", lastValid)
-				warned = true
-			}
-			continue
+		closeConns, err := m.step(&st, m.clk.Now(), m.certs.Current(), m.certs.ServerHealthy())
+		if err != nil {
+			return err
 		}
-		lastValid, warned = now, false
-		if cur == last {
-			continue
+		if closeConns {
+			m.closeAll()
 		}
-		last = cur
-		if cur.Leaf != nil {
-			m.log.Info("Client certificate rotated; closing the API connections so that they use it", "notBefore", cur.Leaf.NotBefore, "notAfter", cur.Leaf.NotAfter)
-		}
-		m.dialer.CloseAll()
 	}
+}
+
+// watchState is what watch remembers between checks.
+type watchState struct {
+	last      *tls.Certificate // the certificate the connections use
+	lastValid time.Time        // when there last was a valid certificate
+	warned    bool             // the no-certificate warning was logged
+}
+
+// step decides, at now, what the current certificate cur means: close the
+// connections (it changed), fail (none for ExitAfter while the API server
+// answers: a restart bootstraps again), or nothing.
+func (m *Manager) step(st *watchState, now time.Time, cur *tls.Certificate, serverHealthy bool) (closeConns bool, err error) {
+	if cur == nil {
+		if now.Sub(st.lastValid) < m.cfg.ExitAfter {
+			return false, nil
+		}
+		if serverHealthy {
+			return false, fmt.Errorf("%w since %s and the API server answers: restart the agent to bootstrap again", ErrNoClientCertificate, st.lastValid.UTC().Format(time.RFC3339))
+		}
+		if !st.warned {
+			m.log.Info("No valid client certificate and the API server does not answer; a restart may be needed to bootstrap again", "since", st.lastValid)
+			st.warned = true
+		}
+		return false, nil
+	}
+	st.lastValid, st.warned = now, false
+	if cur == st.last {
+		return false, nil
+	}
+	st.last = cur
+	if cur.Leaf != nil {
+		m.log.Info("Client certificate rotated; closing the API connections so that they use it", "notBefore", cur.Leaf.NotBefore, "notAfter", cur.Leaf.NotAfter)
+	}
+	return true, nil
 }
