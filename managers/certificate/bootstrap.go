@@ -43,12 +43,12 @@ func Bootstrap(ctx context.Context, clk clock.Clock, log logr.Logger, cfg Config
 		return nil
 	}
 	cfg = cfg.withDefaults()
-	if err := kubeconfigValid(cfg.Kubeconfig, clk.Now()); err == nil {
+	reason := kubeconfigValid(cfg.Kubeconfig, clk.Now())
+	if reason == nil {
 		log.V(2).Info("Kubeconfig is valid, no TLS bootstrap", "kubeconfig", cfg.Kubeconfig)
 		return nil
-	} else {
-		log.Info("Using the bootstrap kubeconfig to request the node's client certificate", "reason", err.Error(), "bootstrapKubeconfig", cfg.BootstrapKubeconfig)
 	}
+	log.Info("Using the bootstrap kubeconfig to request the node's client certificate", "reason", reason.Error(), "bootstrapKubeconfig", cfg.BootstrapKubeconfig)
 	bootRC, err := clientcmd.BuildConfigFromFlags("", cfg.BootstrapKubeconfig)
 	if err != nil {
 		return fmt.Errorf("bootstrap kubeconfig %s: %w", cfg.BootstrapKubeconfig, err)

@@ -39,33 +39,34 @@ type Config struct {
 	// NodeName is the node's name: the certificates are requested for
 	// CN=system:node:NodeName, O=system:nodes. Required when a feature is on.
 	// Defaults to none (nodekit.Config sets its own).
-	NodeName string
+	NodeName string `json:"nodeName,omitempty"`
 	// Kubeconfig is the node's kubeconfig (--kubeconfig): read when it is
 	// valid, written by the TLS bootstrap otherwise. Required when a
 	// feature is on. Defaults to none (nodekit.Config sets its own).
-	Kubeconfig string
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// BootstrapKubeconfig (--bootstrap-kubeconfig) holds the bootstrap
 	// credentials (usually a bootstrap token) used to request the node's
 	// client certificate when Kubeconfig is missing or invalid. Defaults to
 	// none: no TLS bootstrap.
-	BootstrapKubeconfig string
+	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
 	// CertDir (--cert-dir) holds the client certificate pairs. Required
 	// when a feature is on. Defaults to none (nodekit.Config sets ROOT/pki).
-	CertDir string
+	CertDir string `json:"certDir,omitempty"`
 	// RotateCertificates (--rotate-certificates) renews the client
 	// certificate through a CSR before it expires and makes the clients
-	// use the new one. Defaults to false, as the kubelet's flag.
-	RotateCertificates bool
+	// use the new one. Without a Kubeconfig (a standalone node) it does
+	// nothing. Defaults to false, as the kubelet's flag.
+	RotateCertificates bool `json:"rotateCertificates,omitempty"`
 	// BootstrapTimeout bounds the wait for the bootstrap certificate.
 	// Defaults to DefaultBootstrapTimeout.
-	BootstrapTimeout time.Duration
+	BootstrapTimeout time.Duration `json:"bootstrapTimeout,omitempty"`
 	// ExitAfter is how long the node may run without a valid client
 	// certificate, while the API server answers, before Manager.Run fails.
 	// Defaults to DefaultExitAfter.
-	ExitAfter time.Duration
+	ExitAfter time.Duration `json:"exitAfter,omitempty"`
 	// CheckPeriod is how often the transport looks for a new certificate.
 	// Defaults to DefaultCheckPeriod.
-	CheckPeriod time.Duration
+	CheckPeriod time.Duration `json:"checkPeriod,omitempty"`
 }
 
 // Enabled reports whether TLS bootstrap or rotation is on.
@@ -88,10 +89,10 @@ func (c Config) withDefaults() Config {
 // Validate reports every invalid setting.
 func (c Config) Validate() error {
 	var errs []error
+	if c.BootstrapKubeconfig != "" && c.Kubeconfig == "" {
+		errs = append(errs, errors.New("certificate: bootstrapKubeconfig needs kubeconfig (the bootstrap writes it there)"))
+	}
 	if c.Enabled() {
-		if c.Kubeconfig == "" {
-			errs = append(errs, errors.New("certificate: bootstrapKubeconfig and rotateCertificates need kubeconfig (the bootstrap writes it there)"))
-		}
 		if c.CertDir == "" {
 			errs = append(errs, errors.New("certificate: certDir is required with bootstrapKubeconfig or rotateCertificates"))
 		}

@@ -16,7 +16,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{name: "the zero value is valid", cfg: Config{}},
 		{name: "rotation with everything set is valid", cfg: on},
-		{name: "bootstrap needs a kubeconfig to write", cfg: Config{NodeName: "n", CertDir: "/pki", BootstrapKubeconfig: "/b"}, want: "need kubeconfig"},
+		{name: "bootstrap needs a kubeconfig to write", cfg: Config{NodeName: "n", CertDir: "/pki", BootstrapKubeconfig: "/b"}, want: "needs kubeconfig"},
+		{name: "rotation without a kubeconfig is a standalone node's no-op", cfg: Config{NodeName: "n", CertDir: "/pki", RotateCertificates: true}},
 		{name: "rotation needs a cert dir", cfg: Config{NodeName: "n", Kubeconfig: "/k", RotateCertificates: true}, want: "certDir is required"},
 		{name: "rotation needs the node name", cfg: Config{Kubeconfig: "/k", CertDir: "/pki", RotateCertificates: true}, want: "nodeName is required"},
 		{name: "the bootstrap kubeconfig cannot be the kubeconfig", cfg: Config{NodeName: "n", Kubeconfig: "/k", CertDir: "/pki", BootstrapKubeconfig: "/k"}, want: "the same file"},

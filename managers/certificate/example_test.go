@@ -19,6 +19,6 @@ func ExampleConfig_Validate() {
 	cfg.Kubeconfig = "/etc/nodekit/kubeconfig"
 	fmt.Println(cfg.Validate())
 	// Output:
-	// true certificate: bootstrapKubeconfig and rotateCertificates need kubeconfig (the bootstrap writes it there)
+	// true certificate: bootstrapKubeconfig needs kubeconfig (the bootstrap writes it there)
 	// <nil>
 }
