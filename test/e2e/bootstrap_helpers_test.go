@@ -167,6 +167,16 @@ func (a *csrApprover) list() ([]approvedCSR, []string) {
 	return slices.Clone(a.approved), slices.Clone(a.errs)
 }
 
+// deleteAll deletes the CSRs it approved (they are cluster-scoped).
+func (a *csrApprover) deleteAll(c clusterEnv) {
+	all, _ := a.list()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, csr := range all {
+		_ = c.admin.CertificatesV1().CertificateSigningRequests().Delete(ctx, csr.name, metav1.DeleteOptions{})
+	}
+}
+
 // run approves until ctx ends.
 func (a *csrApprover) run(ctx context.Context, c clusterEnv, node string, users ...string) {
 	seen := map[string]bool{}

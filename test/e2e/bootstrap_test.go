@@ -58,6 +58,7 @@ func bootstrapAndRotate(t *testing.T, lifetime time.Duration) {
 	defer cancel()
 	approver := &csrApprover{}
 	go approver.run(ctx, c, h.node, "system:bootstrap:"+id, "system:node:"+h.node)
+	t.Cleanup(func() { approver.deleteAll(c) })
 
 	started := time.Now()
 	h.startWith(func(cfg *nodekit.Config) {
