@@ -8,7 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
@@ -19,22 +18,15 @@ import (
 	"github.com/nodekit/nodekit/sources/apiserver"
 )
 
-// kubeClient returns the Kubernetes client when a kubeconfig is configured,
-// and nil otherwise: then the agent runs its static pods alone. An API
+// kubeClient returns the Kubernetes client when a kubeconfig is configured
+// (with the credentials of kubeCredentials), and nil otherwise: then the agent runs its static pods alone. An API
 // server that does not answer does not fail start-up: static pods must run
 // without it, and the agent reconciles when it comes.
-func kubeClient(cfg Config) (kubernetes.Interface, error) {
-	if cfg.Kubeconfig == "" {
+func kubeClient(creds apiCredentials) (kubernetes.Interface, error) {
+	if creds.rc == nil {
 		return nil, nil
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
-	}
-	rc.QPS = cfg.KubeAPIQPS
-	rc.Burst = cfg.KubeAPIBurst
-	rc.UserAgent = "nodekit/" + nodestatus.DefaultAgentVersion
-	return kubernetes.NewForConfig(rc)
+	return kubernetes.NewForConfig(creds.rc)
 }
 
 // apiSource returns the API server pod source when a client exists, and

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/certificate"
 	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
@@ -92,6 +93,12 @@ type Config struct {
 	// defaults to RootDir/pod-checkpoints (none with DisablePodCheckpoint).
 	// Defaults to a 50ms debounce and a 10s OfflineAfter.
 	APISource apiserver.Config
+	// Certificates are the node's client credentials that do not expire:
+	// TLS bootstrap (BootstrapKubeconfig writes Kubeconfig) and client
+	// certificate rotation. Its NodeName and Kubeconfig are the agent's, its
+	// CertDir defaults to Server.CertDir, else RootDir/pki. Defaults to
+	// both off.
+	Certificates certificate.Config
 
 	// KubeReserved is reserved for the node's agents (--kube-reserved):
 	// cpu, memory, ephemeral-storage and pid quantities by name. It is left
@@ -212,6 +219,13 @@ func (c Config) Complete() (Config, error) {
 	case c.APISource.CheckpointDir == "":
 		c.APISource.CheckpointDir = filepath.Join(c.RootDir, "pod-checkpoints")
 	}
+	c.Certificates.NodeName, c.Certificates.Kubeconfig = c.NodeName, c.Kubeconfig
+	if c.Certificates.CertDir == "" {
+		c.Certificates.CertDir = c.Server.CertDir
+	}
+	if c.Certificates.CertDir == "" {
+		c.Certificates.CertDir = filepath.Join(c.RootDir, "pki")
+	}
 	// The simulated runtime runs nothing that would read a tmpfs: volumes
 	// stay plain directories and nothing is mounted on the host.
 	c.Volumes.DiskOnly = c.Volumes.DiskOnly || c.Runtime == RuntimeSim
@@ -254,7 +268,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig(), c.APISource} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig(), c.APISource, c.Certificates} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

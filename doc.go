@@ -46,6 +46,11 @@
 //     (Pulled, Created, Started, Killing, BackOff, Unhealthy, ...) through
 //     one runtime.EventRecorder: the log, and with a kubeconfig also the
 //     API server (source component "kubelet").
+//   - managers/certificate: the node's client credentials. With a bootstrap
+//     kubeconfig, New requests the node's client certificate through a CSR
+//     before it builds the Kubernetes client, and writes the kubeconfig;
+//     with rotation on, every API client goes through a transport that
+//     presents the current certificate, renewed at 70-90 % of its lifetime.
 //   - server: the node's HTTP API: /pods, /healthz, /metrics.
 //   - cmd/nodekit: the ready-made agent binary.
 //

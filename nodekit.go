@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/certificate"
 	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
@@ -92,6 +93,8 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 			connectCRI,
 			func(s criServices) criapi.RuntimeService { return s.rs },
 			func(s criServices) criapi.ImageManagerService { return s.is },
+			kubeCredentials,
+			func(c apiCredentials) *certificate.Manager { return c.certs },
 			kubeClient,
 		),
 		wiring(),

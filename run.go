@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/certificate"
 	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/logs"
@@ -43,6 +44,7 @@ type runParams struct {
 	Objects    objects.Manager       `optional:"true"`
 	Tokens     objects.TokenManager  `optional:"true"`
 	Services   objects.ServiceLister `optional:"true"`
+	Certs      *certificate.Manager  `optional:"true"`
 }
 
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
@@ -51,7 +53,8 @@ type runParams struct {
 // eviction (not with the simulated runtime), the event recorder (when it
 // has a Run method: the default sends events to the API server), the object
 // caches, token manager and service lister (each when present with a Run
-// method) and, with an API server, the node status reporter; on stop it
+// method) and, with an API server, the node status reporter and (with
+// rotation on) the client certificate manager; on stop it
 // cancels them and waits. Containers keep running.
 func runOnStart(p runParams) {
 	var (
@@ -63,6 +66,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Client != nil {
 		runnables["node status"] = p.NodeStatus.Run
+	}
+	if p.Certs != nil {
+		runnables["client certificate"] = p.Certs.Run
 	}
 	if p.Logs != nil && p.Config.Runtime != RuntimeSim { // the sim writes no log files
 		runnables["container logs"] = p.Logs.Run

@@ -135,6 +135,7 @@ start_apiserver() {
 		--etcd-servers="$CP_ETCD_CLIENT_URL" \
 		--etcd-cafile="$pki/etcd-ca.crt" \
 		--etcd-certfile="$pki/apiserver-etcd-client.crt" --etcd-keyfile="$pki/apiserver-etcd-client.key" \
+		--enable-bootstrap-token-auth=true \
 		--authorization-mode=Node,RBAC \
 		--enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true \

@@ -35,6 +35,7 @@ type options struct {
 	port            optionalPort
 	server          serverOptions
 	sources         sourceOptions
+	certs           certOptions
 	maxPods         int
 	fileCheck       time.Duration
 	kubeconfig      string
@@ -88,6 +89,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
 	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
 	o.addServerFlags(fs)
+	o.addCertFlags(fs)
 	fs.IntVar(&o.maxPods, "max-pods", 110, "most pods this node runs")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig that joins the node to a cluster (a node's own credentials suffice)")
 	fs.Float32Var(&o.kubeAPIQPS, "kube-api-qps", 50, "requests per second to the API server")
@@ -204,6 +206,7 @@ func (o *options) config() nodekit.Config {
 	cfg.Server.Address = o.address
 	o.applyServer(&cfg)
 	o.applySources(&cfg)
+	o.applyCerts(&cfg)
 	cfg.PLEG.Kind = pleg.Kind(o.pleg)
 	cfg.CRI.ClusterDNS = o.clusterDNS
 	cfg.CRI.ClusterDomain = o.clusterDomain
