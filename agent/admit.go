@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	goruntime "runtime"
 	"sort"
 	"strings"
 
@@ -63,6 +64,9 @@ func (a *Agent) admit(pod *corev1.Pod, active int) (reason, message string, ok b
 	if reason, message, ok := a.admitSysctls(pod); !ok {
 		return reason, message, false
 	}
+	if reason, message, ok := admitOS(pod); !ok {
+		return reason, message, false
+	}
 	if active >= a.cfg.MaxPods {
 		return reasonOutOfPods, fmt.Sprintf(
 			"Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, a.cfg.MaxPods), false
@@ -106,6 +110,21 @@ func (a *Agent) admitSysctls(pod *corev1.Pod) (reason, message string, ok bool) 
 		return reasonSysctlForbidden, fmt.Sprintf("forbidden sysctl: invalid allowed unsafe sysctls: %v", err), false
 	}
 	return w.admit(pod)
+}
+
+// admitOS is the OS part of the kubelet's predicate admission, which runs
+// before its resource checks: a pod whose kubernetes.io/os label (the
+// kubelet reads the pod's labels, not its nodeSelector) names another OS
+// than the node's, or whose spec.os.name is not the node's OS, is refused.
+// The node's OS is the agent's runtime.GOOS, as the kubelet takes it.
+func admitOS(pod *corev1.Pod) (reason, message string, ok bool) {
+	if os, set := pod.Labels[corev1.LabelOSStable]; set && os != goruntime.GOOS {
+		return "PodOSSelectorNodeLabelDoesNotMatch", "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label", false
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
+		return "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS", false
+	}
+	return "", "", true
 }
 
 // resourceFit checks one pod's requests against the node, summing the

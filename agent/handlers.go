@@ -136,9 +136,23 @@ func (a *Agent) handlePLEGEvent(e *pleg.Event) {
 	}
 }
 
-// syncDue syncs the pods whose resync is due and retries pending static pods.
+// syncDue syncs the pods whose resync is due and those past their active
+// deadline (the kubelet's pod sync loop handlers), and retries pending
+// static pods.
 func (a *Agent) syncDue() {
-	for _, uid := range a.queue.GetWork() {
+	work := a.queue.GetWork()
+	due := make(map[types.UID]bool, len(work))
+	for _, uid := range work {
+		due[uid] = true
+	}
+	deadline := activeDeadline{statuses: a.statuses, clk: a.clk}
+	for _, pod := range a.registry.List() {
+		if !due[pod.UID] && deadline.pastDeadline(pod) && !a.workers.IsPodKnownTerminated(pod.UID) {
+			due[pod.UID] = true
+			work = append(work, pod.UID)
+		}
+	}
+	for _, uid := range work {
 		if pod := a.registry.Get(uid); pod != nil && !a.isPending(uid) {
 			a.startOrUpdate(pod, podworkers.SyncPodSync)
 		}

@@ -8,24 +8,30 @@ import (
 )
 
 // podPhase computes the pod phase from its container statuses, as the
-// kubelet's getPhase does with sidecars GA:
+// kubelet's getPhase does with sidecars GA and ContainerRestartRules (beta,
+// on by default, in v1.37), where whether a stopped container is restarted
+// is runtime.ContainerShouldRestart for its exit code (its
+// restartPolicyRules, else its own restartPolicy, else the pod's):
 //
-//   - Failed when a regular init container failed under restartPolicy Never;
+//   - Failed when a regular init container failed and will not be
+//     restarted;
 //   - Pending while a regular init container has not succeeded, while a
 //     sidecar has not started (unless the pod was initialized before, so a
 //     restarting sidecar does not send it back), or while a container waits
 //     for its first start;
 //   - Running while a container (a sidecar included) runs;
-//   - once nothing runs: Succeeded when every regular container exited 0,
-//     Failed when one failed and the pod will not restart it (restartPolicy
-//     Never, or terminal), else Running. Sidecars never decide completion.
+//   - once nothing runs: Running while a regular container is to be
+//     restarted, else Succeeded when every regular container exited 0 and
+//     Failed when one did not; a terminal pod (its containers will not be
+//     restarted) is Succeeded or Failed the same way. Sidecars never decide
+//     completion.
 //
 // initialized tells whether a regular container of the current sandbox has
 // started. terminal means the pod's containers will not be restarted; unlike
 // the kubelet, nodekit gives static pods a terminal phase too.
 func podPhase(pod *corev1.Pod, s *corev1.PodStatus, terminal, initialized bool) corev1.PodPhase {
 	pendingInit, failedInit := regularInitCounts(pod, s)
-	if failedInit > 0 && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+	if failedInit > 0 {
 		return corev1.PodFailed
 	}
 	var c phaseCounts
@@ -35,7 +41,10 @@ func podPhase(pod *corev1.Pod, s *corev1.PodStatus, terminal, initialized bool) 
 		}
 	}
 	for i := range pod.Spec.Containers {
-		c.add(findStatus(s.ContainerStatuses, pod.Spec.Containers[i].Name))
+		ctr := &pod.Spec.Containers[i]
+		c.add(findStatus(s.ContainerStatuses, ctr.Name), func(code int32) bool {
+			return noderuntime.ContainerShouldRestart(ctr, &pod.Spec, code)
+		})
 	}
 	switch {
 	case pendingInit > 0 || (c.pendingSidecars > 0 && !initialized) || c.waiting > 0:
@@ -43,38 +52,35 @@ func podPhase(pod *corev1.Pod, s *corev1.PodStatus, terminal, initialized bool) 
 	case c.running > 0 && c.unknown == 0:
 		return corev1.PodRunning
 	case c.running == 0 && c.stopped > 0 && c.unknown == 0:
-		return stoppedPhase(pod, c, terminal)
+		return stoppedPhase(c, terminal)
 	}
 	return corev1.PodPending
 }
 
 // stoppedPhase is the phase of a pod none of whose containers runs.
-func stoppedPhase(pod *corev1.Pod, c phaseCounts, terminal bool) corev1.PodPhase {
-	if terminal {
-		if c.stopped == c.succeeded {
-			return corev1.PodSucceeded
-		}
-		return corev1.PodFailed
+func stoppedPhase(c phaseCounts, terminal bool) corev1.PodPhase {
+	if !terminal && c.stopped != c.stoppedNotRestartable {
+		return corev1.PodRunning // a container is being restarted
 	}
-	switch {
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyAlways:
-		return corev1.PodRunning
-	case c.stopped == c.succeeded:
+	if c.stopped == c.succeeded {
 		return corev1.PodSucceeded
-	case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
-		return corev1.PodFailed
 	}
-	return corev1.PodRunning
+	return corev1.PodFailed
 }
 
 // phaseCounts counts the regular containers and sidecars by state.
 type phaseCounts struct {
 	unknown, running, waiting, stopped, succeeded int
+	// stoppedNotRestartable are the stopped regular containers that will
+	// not be restarted.
+	stoppedNotRestartable int
 	// pendingSidecars are sidecars that have not started yet.
 	pendingSidecars int
 }
 
-func (c *phaseCounts) add(st *corev1.ContainerStatus) {
+// add counts a regular container; restarts tells whether it is restarted
+// after exiting with a code.
+func (c *phaseCounts) add(st *corev1.ContainerStatus, restarts func(exitCode int32) bool) {
 	switch {
 	case st == nil:
 		c.unknown++
@@ -82,11 +88,17 @@ func (c *phaseCounts) add(st *corev1.ContainerStatus) {
 		c.running++
 	case st.State.Terminated != nil:
 		c.stopped++
+		if !restarts(st.State.Terminated.ExitCode) {
+			c.stoppedNotRestartable++
+		}
 		if st.State.Terminated.ExitCode == 0 {
 			c.succeeded++
 		}
 	case st.State.Waiting != nil && st.LastTerminationState.Terminated != nil:
 		c.stopped++
+		if !restarts(st.LastTerminationState.Terminated.ExitCode) {
+			c.stoppedNotRestartable++
+		}
 	case st.State.Waiting != nil:
 		c.waiting++
 	default:
@@ -117,7 +129,7 @@ func (c *phaseCounts) addSidecar(st *corev1.ContainerStatus) {
 }
 
 // regularInitCounts counts the regular init containers that have not
-// succeeded yet and those that failed.
+// succeeded yet and those that failed and will not be restarted.
 func regularInitCounts(pod *corev1.Pod, s *corev1.PodStatus) (pending, failed int) {
 	for i := range pod.Spec.InitContainers {
 		ic := &pod.Spec.InitContainers[i]
@@ -130,9 +142,11 @@ func regularInitCounts(pod *corev1.Pod, s *corev1.PodStatus) (pending, failed in
 			pending++
 		case st.State.Terminated != nil && st.State.Terminated.ExitCode == 0:
 		case st.State.Terminated != nil:
-			failed++
+			if !noderuntime.ContainerShouldRestart(ic, &pod.Spec, st.State.Terminated.ExitCode) {
+				failed++
+			}
 		case st.State.Waiting != nil && st.LastTerminationState.Terminated != nil:
-			if st.LastTerminationState.Terminated.ExitCode != 0 {
+			if code := st.LastTerminationState.Terminated.ExitCode; code != 0 && !noderuntime.ContainerShouldRestart(ic, &pod.Spec, code) {
 				failed++
 			}
 		default:

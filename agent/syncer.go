@@ -219,11 +219,21 @@ func (s *Syncer) generate(pod *corev1.Pod, status *noderuntime.PodStatus, termin
 	s.mu.Lock()
 	waiting := s.reasons[pod.UID]
 	s.mu.Unlock()
-	return generateAPIPodStatus(statusInput{
+	st := generateAPIPodStatus(statusInput{
 		pod: pod, runtime: status, old: old, waiting: waiting,
 		terminal: terminal, nodeIPs: s.nodeIPList(), now: s.clk.Now(),
 		probe: s.probeUpdate(pod, old),
 	})
+	// As the kubelet's pod sync handlers: a pod past its active deadline
+	// fails, whatever its containers say, and SyncPod then has it killed;
+	// a pod that succeeded keeps its phase (no pod leaves a terminal phase).
+	if old != nil && old.Phase == corev1.PodSucceeded {
+		return st
+	}
+	if reason, message, evict := (activeDeadline{statuses: s.statuses, clk: s.clk}).shouldEvict(pod); evict {
+		st.Phase, st.Reason, st.Message = corev1.PodFailed, reason, message
+	}
+	return st
 }
 
 // nodeIPList is the node's addresses for the pod status; none while they

@@ -12,13 +12,21 @@ import (
 )
 
 var (
-	pullPolicies             = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
-	terminationMsgPolicies   = []corev1.TerminationMessagePolicy{corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError}
-	protocols                = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
-	containerRestarts        = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways}
-	regularContainerRestarts = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways,
-		corev1.ContainerRestartPolicyOnFailure, corev1.ContainerRestartPolicyNever}
+	pullPolicies           = []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}
+	terminationMsgPolicies = []corev1.TerminationMessagePolicy{corev1.TerminationMessageReadFile, corev1.TerminationMessageFallbackToLogsOnError}
+	protocols              = []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}
+	containerRestarts      = []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways,
+		corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyOnFailure}
+	restartRuleActions   = []corev1.ContainerRestartRuleAction{corev1.ContainerRestartRuleActionRestart}
+	restartRuleOperators = []corev1.ContainerRestartRuleOnExitCodesOperator{corev1.ContainerRestartRuleOnExitCodesOpIn,
+		corev1.ContainerRestartRuleOnExitCodesOpNotIn}
 	propagations = []corev1.MountPropagationMode{corev1.MountPropagationNone, corev1.MountPropagationHostToContainer, corev1.MountPropagationBidirectional}
+)
+
+// The API's limits on restartPolicyRules.
+const (
+	maxRestartRules      = 20
+	maxRestartRuleValues = 255
 )
 
 // maxTerminationMessagePath is the API's limit on terminationMessagePath.
@@ -88,25 +96,58 @@ func validateContainer(c *corev1.Container, spec *corev1.PodSpec, volumes sets.S
 	return errs
 }
 
-// validateContainerRestartPolicy: an init container may set restartPolicy
-// Always (a sidecar); a regular container may set Always, OnFailure or Never
-// to override the pod's (ContainerRestartRules, on by default since v1.35).
-// restartPolicyRules are refused: nodekit does not run them.
+// validateContainerRestartPolicy checks restartPolicy and
+// restartPolicyRules as the API server does with ContainerRestartRules
+// (beta, on by default, in v1.37): a regular container may set Always,
+// OnFailure or Never to override the pod's, and an init container too
+// (Always makes it a sidecar, which may have no rules); rules need a
+// restartPolicy, at most 20 of them, each with exitCodes (operator In or
+// NotIn, at most 255 values) and action Restart. Action
+// RestartAllContainers, which the API server also accepts in v1.37
+// (RestartAllContainersOnContainerExits), is refused: nodekit does not run
+// it.
 func validateContainerRestartPolicy(c *corev1.Container, init bool, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(c.RestartPolicyRules) > 0 {
-		errs = append(errs, field.Forbidden(fld.Child("restartPolicyRules"), "not supported by nodekit"))
-	}
 	if c.RestartPolicy == nil {
+		if len(c.RestartPolicyRules) > 0 {
+			errs = append(errs, field.Required(fld.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+		}
 		return errs
 	}
-	at := fld.Child("restartPolicy")
-	allowed := containerRestarts
-	if !init {
-		allowed = regularContainerRestarts
+	if !sets.New(containerRestarts...).Has(*c.RestartPolicy) {
+		return append(errs, field.NotSupported(fld.Child("restartPolicy"), *c.RestartPolicy, containerRestarts))
 	}
-	if !sets.New(allowed...).Has(*c.RestartPolicy) {
-		errs = append(errs, field.NotSupported(at, *c.RestartPolicy, allowed))
+	if init && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && len(c.RestartPolicyRules) > 0 {
+		return append(errs, field.Forbidden(fld.Child("restartPolicyRules"), "restartPolicyRules are not allowed for init containers with restart policy Always"))
+	}
+	return append(errs, validateRestartPolicyRules(c.RestartPolicyRules, fld.Child("restartPolicyRules"))...)
+}
+
+// validateRestartPolicyRules checks a container's restartPolicyRules.
+func validateRestartPolicyRules(rules []corev1.ContainerRestartRule, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(rules) > maxRestartRules {
+		errs = append(errs, field.TooMany(fld, len(rules), maxRestartRules))
+	}
+	for i, rule := range rules {
+		at := fld.Index(i)
+		switch rule.Action {
+		case corev1.ContainerRestartRuleActionRestart:
+		case corev1.ContainerRestartRuleActionRestartAllContainers:
+			errs = append(errs, field.Forbidden(at.Child("action"), "RestartAllContainers is not supported by nodekit"))
+		default:
+			errs = append(errs, field.NotSupported(at.Child("action"), rule.Action, restartRuleActions))
+		}
+		if rule.ExitCodes == nil {
+			errs = append(errs, field.Required(at.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		if !sets.New(restartRuleOperators...).Has(rule.ExitCodes.Operator) {
+			errs = append(errs, field.NotSupported(at.Child("exitCodes", "operator"), rule.ExitCodes.Operator, restartRuleOperators))
+		}
+		if n := len(rule.ExitCodes.Values); n > maxRestartRuleValues {
+			errs = append(errs, field.TooMany(at.Child("exitCodes", "values"), n, maxRestartRuleValues))
+		}
 	}
 	return errs
 }

@@ -23,9 +23,9 @@
 // Where nodekit deliberately differs: a negative
 // terminationGracePeriodSeconds, which the API server accepts on create (and
 // treats as 1), is refused, naming the field, because the agent never
-// silently changes what a manifest says; restartPolicyRules (beta since
-// v1.35) are refused because the agent does not run them; an init
-// container's restartPolicy can only be Always (a sidecar).
+// silently changes what a manifest says; a restartPolicyRules action
+// RestartAllContainers (beta since v1.36) is refused because the agent does
+// not run it (action Restart, ContainerRestartRules, is run).
 //
 // spec.nodeName is not checked: the source sets it to the agent's node
 // name, a setting of the agent rather than of the manifest.

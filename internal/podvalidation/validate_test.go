@@ -60,6 +60,12 @@ func validPod() *corev1.Pod {
 	}
 }
 
+// restartOn is a rule restarting a container on the exit codes.
+func restartOn(codes ...int32) corev1.ContainerRestartRule {
+	return corev1.ContainerRestartRule{Action: corev1.ContainerRestartRuleActionRestart,
+		ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: codes}}
+}
+
 func TestValidPodsPass(t *testing.T) {
 	t.Parallel()
 	for name, pod := range map[string]*corev1.Pod{
@@ -80,6 +86,20 @@ func TestValidPodsPass(t *testing.T) {
 		"a regular container overriding the pod's restart policy": func() *corev1.Pod {
 			p := validPod()
 			p.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+			return p
+		}(),
+		"restartPolicyRules on a regular container": func() *corev1.Pod {
+			p := validPod()
+			p.Spec.Containers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			notIn := restartOn(0, 1)
+			notIn.ExitCodes.Operator = corev1.ContainerRestartRuleOnExitCodesOpNotIn
+			p.Spec.Containers[0].RestartPolicyRules = []corev1.ContainerRestartRule{restartOn(42), notIn}
+			return p
+		}(),
+		"an init container with its own OnFailure and a rule": func() *corev1.Pod {
+			p := validPod()
+			p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyOnFailure)
+			p.Spec.InitContainers[0].RestartPolicyRules = []corev1.ContainerRestartRule{restartOn(3)}
 			return p
 		}(),
 		"annotations just under 256 KiB": func() *corev1.Pod {
@@ -127,13 +147,52 @@ func TestValidateNamesTheFieldAndTheRule(t *testing.T) {
 		{"an image with surrounding spaces is refused", main(func(c *corev1.Container) { c.Image = " nginx " }), "spec.containers[0].image", field.ErrorTypeInvalid, "whitespace"},
 		{"an unknown pull policy is not supported", main(func(c *corev1.Container) { c.ImagePullPolicy = "Sometimes" }), "spec.containers[0].imagePullPolicy", field.ErrorTypeNotSupported, ""},
 		{"an unknown container restartPolicy is not supported", main(func(c *corev1.Container) { c.RestartPolicy = ptr.To[corev1.ContainerRestartPolicy]("Sometimes") }), "spec.containers[0].restartPolicy", field.ErrorTypeNotSupported, ""},
-		{"an init container's restartPolicy can only be Always", func(p *corev1.Pod) {
-			p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+		{"an unknown init container restartPolicy is not supported", func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr.To[corev1.ContainerRestartPolicy]("Sometimes")
 		}, "spec.initContainers[0].restartPolicy", field.ErrorTypeNotSupported, "Always"},
-		{"restartPolicyRules are refused as not supported", main(func(c *corev1.Container) {
+		{"restartPolicyRules need a restartPolicy", main(func(c *corev1.Container) {
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{restartOn(42)}
+		}), "spec.containers[0].restartPolicy", field.ErrorTypeRequired, "must specify restartPolicy"},
+		{"a sidecar may have no restartPolicyRules", func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+			p.Spec.InitContainers[0].RestartPolicyRules = []corev1.ContainerRestartRule{restartOn(42)}
+		}, "spec.initContainers[0].restartPolicyRules", field.ErrorTypeForbidden, "restart policy Always"},
+		{"a rule needs exitCodes", main(func(c *corev1.Container) {
 			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
 			c.RestartPolicyRules = []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestart}}
-		}), "spec.containers[0].restartPolicyRules", field.ErrorTypeForbidden, "nodekit"},
+		}), "spec.containers[0].restartPolicyRules[0].exitCodes", field.ErrorTypeRequired, ""},
+		{"an unknown rule operator is not supported", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			rule := restartOn(42)
+			rule.ExitCodes.Operator = "Maybe"
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{rule}
+		}), "spec.containers[0].restartPolicyRules[0].exitCodes.operator", field.ErrorTypeNotSupported, ""},
+		{"an unknown rule action is not supported", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			rule := restartOn(42)
+			rule.Action = "Explode"
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{rule}
+		}), "spec.containers[0].restartPolicyRules[0].action", field.ErrorTypeNotSupported, ""},
+		{"RestartAllContainers is refused as not supported", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			rule := restartOn(42)
+			rule.Action = corev1.ContainerRestartRuleActionRestartAllContainers
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{rule}
+		}), "spec.containers[0].restartPolicyRules[0].action", field.ErrorTypeForbidden, "nodekit"},
+		{"more than 20 rules are too many", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			for range 21 {
+				c.RestartPolicyRules = append(c.RestartPolicyRules, restartOn(1))
+			}
+		}), "spec.containers[0].restartPolicyRules", field.ErrorTypeTooMany, ""},
+		{"more than 255 exit codes are too many", main(func(c *corev1.Container) {
+			c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyNever)
+			rule := restartOn()
+			for i := range 256 {
+				rule.ExitCodes.Values = append(rule.ExitCodes.Values, int32(i))
+			}
+			c.RestartPolicyRules = []corev1.ContainerRestartRule{rule}
+		}), "spec.containers[0].restartPolicyRules[0].exitCodes.values", field.ErrorTypeTooMany, ""},
 		// Ports.
 		{"container port 0 is required", main(func(c *corev1.Container) { c.Ports[0].ContainerPort = 0 }), "spec.containers[0].ports[0].containerPort", field.ErrorTypeRequired, ""},
 		{"container port 70000 is out of range", main(func(c *corev1.Container) { c.Ports[0].ContainerPort = 70000 }), "spec.containers[0].ports[0].containerPort", field.ErrorTypeInvalid, "between 1 and 65535"},

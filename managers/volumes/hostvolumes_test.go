@@ -35,6 +35,12 @@ func TestEmptyDirIsWorldWritableAndMemoryOnesAreTmpfs(t *testing.T) {
 	if _, ok := e.tmpfsSize(disk.HostPath); ok {
 		t.Error("a disk emptyDir got a tmpfs")
 	}
+	if info, err := os.Stat(vols["mem"].HostPath); err != nil || info.Mode()&(os.ModePerm|os.ModeSticky) != os.ModeSticky|0o777 {
+		t.Errorf("memory emptyDir mode %v (%v), want 1777 like a tmpfs root the kubelet mounts", info.Mode(), err)
+	}
+	if info, err := os.Stat(disk.HostPath); err != nil || info.Mode()&os.ModeSticky != 0 {
+		t.Errorf("disk emptyDir mode %v (%v), want no sticky bit", info.Mode(), err)
+	}
 	if size, ok := e.tmpfsSize(vols["mem"].HostPath); !ok || size != 4<<20 {
 		t.Errorf("mem tmpfs %t size %d, want the sizeLimit 4Mi", ok, size)
 	}

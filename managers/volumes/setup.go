@@ -154,6 +154,7 @@ func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return noderuntime.Volume{}, err
 	}
+	mode := os.FileMode(0o777)
 	switch src.Medium {
 	case corev1.StorageMediumDefault:
 	case corev1.StorageMediumMemory:
@@ -163,10 +164,13 @@ func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.
 		if err := m.tmpfs(dir, m.memoryBackedSize(pod, src.SizeLimit)); err != nil {
 			return noderuntime.Volume{}, fmt.Errorf("mount tmpfs: %w", err)
 		}
+		// The kubelet mounts the tmpfs on its 0777 directory and leaves
+		// the tmpfs root as the kernel makes it: 1777 (sticky).
+		mode |= os.ModeSticky
 	default:
 		return noderuntime.Volume{}, fmt.Errorf("emptyDir medium %q is not supported by nodekit", src.Medium)
 	}
-	if err := os.Chmod(dir, 0o777); err != nil {
+	if err := os.Chmod(dir, mode); err != nil {
 		return noderuntime.Volume{}, err
 	}
 	if err := setOwnership(dir, podFSGroup(pod), pod.Spec.SecurityContext, false); err != nil {

@@ -180,14 +180,26 @@ func computeContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus, pro
 			continue
 		}
 		// A changed spec restarts the container whatever the restart
-		// policy; a failed probe only when the pod restarts containers.
-		if kill.Reason == killReasonSpecChanged || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		// policy; a failed probe only when its restart policy (its own,
+		// else the pod's) is not Never. Its restartPolicyRules are not
+		// asked: it was killed, it did not exit with a code of its own.
+		if kill.Reason == killReasonSpecChanged || restartsAfterKill(pod, c) {
 			kill.Message += ", will be restarted"
 			a.ContainersToStart = append(a.ContainersToStart, idx)
 		}
 		a.ContainersToKill[cs.ID] = kill
 	}
 	return keep
+}
+
+// restartsAfterKill reports whether a container killed for a failed probe
+// is started again: its own restartPolicy is not Never, or, without one,
+// the pod's is not.
+func restartsAfterKill(pod *corev1.Pod, c *corev1.Container) bool {
+	if c.RestartPolicy != nil {
+		return *c.RestartPolicy != corev1.ContainerRestartPolicyNever
+	}
+	return pod.Spec.RestartPolicy != corev1.RestartPolicyNever
 }
 
 // runningContainerKill reports why a running regular container must be
@@ -222,7 +234,13 @@ func computeSandboxRecreate(pod *corev1.Pod, status *noderuntime.PodStatus, a *p
 	var toStart []int
 	for idx := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[idx]
-		if pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && containerSucceeded(c, status) {
+		// A container that succeeded under OnFailure (its own policy, else
+		// the pod's) is not run again.
+		runOnce := pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure
+		if c.RestartPolicy != nil {
+			runOnce = *c.RestartPolicy == corev1.ContainerRestartPolicyOnFailure
+		}
+		if runOnce && containerSucceeded(c, status) {
 			continue
 		}
 		toStart = append(toStart, idx)

@@ -73,7 +73,51 @@ func fuzzPodAndStatus(data []byte) (*corev1.Pod, *noderuntime.PodStatus) {
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, c)
 	}
+	fuzzRestartPolicies(b, pod, status)
 	return pod, status
+}
+
+// fuzzRestartPolicies gives the regular containers and the regular init
+// containers their own restartPolicy and restartPolicyRules
+// (ContainerRestartRules) from the fuzzer's bytes. It draws last, so that
+// the older seeds keep their meaning, and keeps every container status
+// whose hash was current current.
+func fuzzRestartPolicies(b *fuzzBytes, pod *corev1.Pod, status *noderuntime.PodStatus) {
+	before := map[string]uint64{}
+	draw := func(c *corev1.Container, policies ...corev1.ContainerRestartPolicy) {
+		before[c.Name] = hashContainer(c)
+		i := b.intn(len(policies) + 1)
+		if i == 0 {
+			return // the pod's policy applies
+		}
+		p := policies[i-1]
+		c.RestartPolicy = &p
+		for range b.intn(3) {
+			op := corev1.ContainerRestartRuleOnExitCodesOpIn
+			if b.bool() {
+				op = corev1.ContainerRestartRuleOnExitCodesOpNotIn
+			}
+			rule := corev1.ContainerRestartRule{Action: corev1.ContainerRestartRuleActionRestart,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: op}}
+			for range 1 + b.intn(3) {
+				rule.ExitCodes.Values = append(rule.ExitCodes.Values, pick[int32](b, 0, 1, 137))
+			}
+			c.RestartPolicyRules = append(c.RestartPolicyRules, rule)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		draw(&pod.Spec.Containers[i], corev1.ContainerRestartPolicyAlways, corev1.ContainerRestartPolicyOnFailure, corev1.ContainerRestartPolicyNever)
+	}
+	for i := range pod.Spec.InitContainers {
+		if !noderuntime.IsSidecar(&pod.Spec.InitContainers[i]) {
+			draw(&pod.Spec.InitContainers[i], corev1.ContainerRestartPolicyOnFailure, corev1.ContainerRestartPolicyNever)
+		}
+	}
+	for _, cs := range status.ContainerStatuses {
+		if h, ok := before[cs.Name]; ok && cs.Hash == h {
+			cs.Hash = hashContainer(containerSpec(pod, cs.Name))
+		}
+	}
 }
 
 // sandboxUsable reports whether computePodActions has no reason to replace
@@ -140,6 +184,10 @@ func FuzzComputePodActions(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 2, 0, 0})
 	f.Add([]byte{2, 1, 0, 3, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 5, 0, 0, 0, 1, 0, 0, 1, 1, 0, 3, 1, 2, 0})
 	f.Add([]byte("computePodActions: sidecars, init containers and a stale hash"))
+	// Pod restartPolicy Never; c0 exited 137 with its own Never and a rule
+	// restarting it on 137 (ContainerRestartRules).
+	f.Add([]byte{2, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 3, 1, 1, 3, 1, 0, 0, 2})
+	f.Add([]byte("restartPolicyRules: container-level Always, OnFailure and Never under every pod policy, with a prober!"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pod, status := fuzzPodAndStatus(data)
 		var probes *fuzzProbes

@@ -17,8 +17,10 @@ import (
 //   - Init containers run one at a time in spec order: the next one starts
 //     only when the one before it succeeded or, for a sidecar, runs and has
 //     started (its startup probe succeeded).
-//   - A failed regular init container is started again, unless the pod's
-//     restartPolicy is Never: then the pod is killed and fails.
+//   - A failed regular init container is started again, unless its restart
+//     policy says otherwise (runtime.ContainerShouldRestart: its
+//     restartPolicyRules for the exit code, its own restartPolicy, else the
+//     pod's): then the pod is killed and fails.
 //   - A sidecar that exited is started again (CrashLoopBackOff applies), also
 //     after initialization; one whose spec changed, whose startup or
 //     liveness probe failed or whose state is unknown is killed and started
@@ -39,7 +41,6 @@ func computeInitContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus,
 	// laterStarted is true once an init container after the current one (or
 	// a regular container) has a status: the current one is then done.
 	laterStarted := initialized
-	restartOnFailure := pod.Spec.RestartPolicy != corev1.RestartPolicyNever
 	for i := len(inits) - 1; i >= 0; i-- {
 		c := &inits[i]
 		sidecar := noderuntime.IsSidecar(c)
@@ -54,7 +55,8 @@ func computeInitContainerActions(pod *corev1.Pod, status *noderuntime.PodStatus,
 		if laterStarted && !sidecar {
 			continue // a completed init container: nothing more to do
 		}
-		step := initStep{c: c, cs: cs, i: i, last: i == len(inits)-1, laterStarted: laterStarted, restartOnFailure: restartOnFailure}
+		step := initStep{c: c, cs: cs, i: i, last: i == len(inits)-1, laterStarted: laterStarted,
+			restartFailed: noderuntime.ShouldContainerBeRestarted(c, pod, status), restartUnknown: restartsAfterKill(pod, c)}
 		done, fail := initContainerActions(step, probes, a)
 		if fail {
 			a.KillPod = true
@@ -79,8 +81,13 @@ type initStep struct {
 	// last is whether it is the last init container; laterStarted whether
 	// one after it has a status.
 	last, laterStarted bool
-	// restartOnFailure is false under the pod's restartPolicy Never.
-	restartOnFailure bool
+	// restartFailed tells whether it is restarted after it failed: its
+	// restartPolicyRules for its exit code, else its own restartPolicy,
+	// else the pod's, decide (runtime.ContainerShouldRestart).
+	// restartUnknown tells whether it is restarted from the unknown state,
+	// which has no exit code: its own restartPolicy, else the pod's, is
+	// not Never.
+	restartFailed, restartUnknown bool
 }
 
 // initContainerActions decides one init container that has a status: done
@@ -101,7 +108,7 @@ func initContainerActions(s initStep, probes probeResults, a *podActions) (done,
 		case sidecar:
 			a.InitContainersToStart = append(a.InitContainersToStart, s.i)
 		case initContainerFailed(s.cs):
-			if !s.restartOnFailure {
+			if !s.restartFailed {
 				return false, true
 			}
 			a.InitContainersToStart = append(a.InitContainersToStart, s.i)
@@ -111,7 +118,7 @@ func initContainerActions(s initStep, probes probeResults, a *podActions) (done,
 			a.InitContainersToStart = append(a.InitContainersToStart, s.i+1)
 		}
 	default:
-		if !sidecar && !s.restartOnFailure {
+		if !sidecar && !s.restartUnknown {
 			return false, true
 		}
 		a.ContainersToKill[s.cs.ID] = containerToKill{Name: s.c.Name, Reason: killReasonUnknown,

@@ -26,6 +26,9 @@ func containerLogPath(name string, restartCount int) string {
 // runAsUser), and returns an error wrapping runtime.ErrConfig when the spec
 // uses what nodekit cannot provide yet or breaks runAsNonRoot.
 func (m *Manager) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, imageRef string, restartCount int, podIPs []string) (*runtimeapi.ContainerConfig, error) {
+	if err := checkRestartRules(c); err != nil {
+		return nil, err
+	}
 	uid, username, err := m.imageUser(ctx, imageRef)
 	if err != nil {
 		return nil, fmt.Errorf("%w: container %q: %w", noderuntime.ErrConfig, c.Name, err)

@@ -104,10 +104,13 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 	return mounts, nil
 }
 
-// subPath returns the host path of sub inside vol, creating it as a
-// directory with the volume's mode when it does not exist. It refuses an
+// subPath returns the host path of sub inside vol, creating what is missing
+// of it as directories with the volume's mode, as the kubelet's
+// SafeMakeDir does: each new directory gets the mode of the volume's root,
+// setgid and sticky bits included and whatever the umask, and so an
+// emptyDir with an fsGroup passes its group on to them. It refuses an
 // absolute path, "..", and a path that resolves (through symlinks) outside
-// the volume.
+// the volume, before it creates anything there.
 func subPath(vol noderuntime.Volume, sub string) (string, error) {
 	if filepath.IsAbs(sub) {
 		return "", errors.New("must be a relative path")
@@ -124,24 +127,53 @@ func subPath(vol noderuntime.Volume, sub string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(root, sub)
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		info, err := os.Stat(root)
-		if err != nil {
-			return "", err
-		}
-		if err := os.MkdirAll(path, info.Mode().Perm()); err != nil {
-			return "", err
-		}
-	}
-	resolved, err := filepath.EvalSymlinks(path)
+	info, err := os.Stat(root)
 	if err != nil {
 		return "", err
 	}
-	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
+	mode := info.Mode() & (os.ModePerm | os.ModeSetgid | os.ModeSetuid | os.ModeSticky)
+	current := root
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(sub)), "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		next := filepath.Join(current, part)
+		st, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.Mkdir(next, mode.Perm()); err != nil && !errors.Is(err, os.ErrExist) {
+				return "", err
+			}
+			// The umask trimmed the mode mkdir set, which never
+			// has the setgid and sticky bits.
+			if err := os.Chmod(next, mode); err != nil {
+				return "", err
+			}
+		case err != nil:
+			return "", err
+		case st.Mode()&os.ModeSymlink != 0:
+			if next, err = filepath.EvalSymlinks(next); err != nil {
+				return "", err
+			}
+		}
+		if !within(next, root) {
+			return "", fmt.Errorf("resolves to %s, outside the volume", next)
+		}
+		current = next
+	}
+	resolved, err := filepath.EvalSymlinks(current)
+	if err != nil {
+		return "", err
+	}
+	if !within(resolved, root) {
 		return "", fmt.Errorf("resolves to %s, outside the volume", resolved)
 	}
 	return resolved, nil
+}
+
+// within reports whether path is root or below it.
+func within(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
 // propagation maps a volumeMount's mountPropagation to CRI.

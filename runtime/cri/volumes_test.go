@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,6 +168,7 @@ func TestVolumeMountRefusals(t *testing.T) {
 		{"an absolute subPath", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "/etc"}, podVolumes{"v": vol}, "must be a relative path"},
 		{"a subPath with ..", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "a/../../x"}, podVolumes{"v": vol}, "must not contain '..'"},
 		{"a subPath through a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape"}, podVolumes{"v": vol}, "outside the volume"},
+		{"a new subPath below a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape/nodekit-test-new"}, podVolumes{"v": vol}, "outside the volume"},
 		{"a subPath into a file volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "x"}, podVolumes{"v": file}, "not a directory"},
 		{"a mount of a volume the pod lacks", corev1.VolumeMount{Name: "nope", MountPath: "/m"}, podVolumes{}, "names no volume"},
 	}
@@ -182,6 +184,53 @@ func TestVolumeMountRefusals(t *testing.T) {
 	c := &corev1.Container{Name: "a", VolumeDevices: []corev1.VolumeDevice{{Name: "v", DevicePath: "/dev/x"}}}
 	if _, err := containerMounts(c, podVolumes{}, nil); !errors.Is(err, noderuntime.ErrConfig) {
 		t.Fatalf("volumeDevices: err = %v, want ErrConfig", err)
+	}
+}
+
+func TestNewSubPathDirectoriesGetTheVolumeRootsModeAndGroup(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "vol")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// An emptyDir with an fsGroup: setgid (and, on tmpfs, sticky) 0777.
+	want := os.ModeDir | os.ModeSetgid | os.ModeSticky | 0o777
+	if err := os.Chmod(root, want&^os.ModeDir); err != nil {
+		t.Fatal(err)
+	}
+	gid := os.Getegid()
+	if err := os.Chown(root, -1, gid); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	got, err := subPath(noderuntime.Volume{HostPath: root, Dir: true}, "a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != filepath.Join(root, "a", "b") {
+		t.Fatalf("subPath = %s", got)
+	}
+	for _, dir := range []string{filepath.Join(root, "a"), got} {
+		info, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", dir, info.Mode(), want)
+		}
+		if st := info.Sys().(*syscall.Stat_t); int(st.Gid) != gid {
+			t.Errorf("%s: gid %d, want the volume's %d", dir, st.Gid, gid)
+		}
+	}
+	// An existing directory is left as it is.
+	if err := os.Chmod(got, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := subPath(noderuntime.Volume{HostPath: root, Dir: true}, "a/b"); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(got); info.Mode().Perm() != 0o700 {
+		t.Errorf("existing subPath mode changed to %v", info.Mode())
 	}
 }
 
