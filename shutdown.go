@@ -19,7 +19,7 @@ import (
 func shutdownWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(
-			func(a *agent.Agent, w podworkers.Workers) shutdown.PodLister { return activePods{a, w} },
+			func(a *agent.Agent, w podworkers.Workers) shutdown.PodLister { return shutdownPods{a, w} },
 			func(w podworkers.Workers) shutdown.PodKiller { return workerKiller{w: w} },
 			func() *shutdownRef { return &shutdownRef{} },
 		),
@@ -63,6 +63,30 @@ func (r *shutdownRef) admit(pod *corev1.Pod) (string, string, bool) {
 		return "", "", true
 	}
 	return (*m).Admit(pod)
+}
+
+// shutdownPods are the pods the kubelet's GetActivePods returns to its
+// shutdown manager: those whose worker has not finished, without the
+// terminal ones unless they are still terminating (a pod being deleted
+// with a long grace period gets the shutdown's shorter one).
+type shutdownPods struct {
+	a *agent.Agent
+	w podworkers.Workers
+}
+
+func (p shutdownPods) ActivePods() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, pod := range p.a.GetPods() {
+		if p.w.IsPodKnownTerminated(pod.UID) {
+			continue
+		}
+		terminal := pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded
+		if terminal && !p.w.IsPodTerminationRequested(pod.UID) {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
 }
 
 // shutdownGate is the manager as the node status's ReadyGate.

@@ -5,11 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodekit/nodekit"
@@ -61,7 +63,8 @@ spec:
 // 8s share and the critical pod must be killed when that share ran out and
 // end within its 4s (container finishedAt, DisruptionTarget times),
 // both Failed with the kubelet's reason, message and DisruptionTarget
-// condition, and the trigger must be released at the end.
+// condition, a pod already being deleted with its own 60s must get the
+// regular share instead, and the trigger must be released at the end.
 func TestGracefulShutdownKillsRegularPodsFirstThenCriticalOnes(t *testing.T) {
 	c := loadCluster(t)
 	h := newAgentHarness(t)
@@ -75,19 +78,38 @@ func TestGracefulShutdownKillsRegularPodsFirstThenCriticalOnes(t *testing.T) {
 	}, fx.Decorate(func(shutdown.Trigger) shutdown.Trigger { return trig }))
 	ctx := context.Background()
 
-	regular := h.apiPod(ns, "regular", 60)
-	regular.Spec.Containers[0].Command = []string{"sh", "-c", "trap '' TERM; while true; do sleep 1; done"}
-	if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, regular, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"regular", "deleting"} {
+		p := h.apiPod(ns, name, 60)
+		p.Spec.Containers[0].Command = []string{"sh", "-c", "trap '' TERM; while true; do sleep 1; done"}
+		if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	mirror := "critical-" + h.node
 	waitAPIPod(t, c, ns, "regular", 2*time.Minute, "running", apiRunning)
+	waitAPIPod(t, c, ns, "deleting", 2*time.Minute, "running", apiRunning)
 	waitAPIPod(t, c, "default", mirror, 2*time.Minute, "mirror pod running", func(p *corev1.Pod, err error) bool {
 		return err == nil && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
 			p.Status.ContainerStatuses[0].State.Running != nil
 	})
 	waitNodeReady(t, c, h.node, corev1.ConditionTrue, "")
 
+	// A pod being deleted with its own 60s is still active: the shutdown
+	// shortens its grace period to the regular share, as the kubelet's.
+	deleting, err := c.admin.CoreV1().Pods(ns).Get(ctx, "deleting", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.admin.CoreV1().Pods(ns).Delete(ctx, "deleting", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The pod workers log when they start terminating a pod.
+	started := fmt.Sprintf(`"msg"="Pod termination requested" "podUID"="%s" "reason"="deleted"`, deleting.UID)
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(h.logs.String(), started); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never started terminating the deleted pod")
+		}
+	}
 	fired := time.Now()
 	select {
 	case trig.ch <- true:
@@ -143,6 +165,15 @@ func TestGracefulShutdownKillsRegularPodsFirstThenCriticalOnes(t *testing.T) {
 	}
 	if kEnd.Before(rEnd) {
 		t.Errorf("critical pod ended at %v, before the regular one at %v", kEnd, rEnd)
+	}
+	waitAPIPod(t, c, ns, "deleting", time.Minute, "removal", func(_ *corev1.Pod, err error) bool { return apierrors.IsNotFound(err) })
+	if d := time.Since(fired); d > 25*time.Second {
+		t.Errorf("the pod deleted with 60s was removed %v after the trigger, want within its 8s share (and the API's removal)", d)
+	} else {
+		t.Logf("the pod deleted with 60s was removed %v after the trigger", d.Round(time.Second))
+	}
+	if !strings.Contains(h.logs.String(), fmt.Sprintf(`"msg"="Pod grace period shortened" "podUID"="%s"`, deleting.UID)) {
+		t.Error("the pod workers did not shorten the deleted pod's grace period")
 	}
 	select {
 	case <-trig.released:
