@@ -189,7 +189,7 @@ func (c Config) Complete() (Config, error) {
 	c.Logs.InstanceID = c.InstanceID
 	c.ImageGC.NodeName = c.NodeName
 	c.Eviction.Hard = c.EvictionHard
-	c.Shutdown.NodeName = c.NodeName
+	c.Shutdown.NodeName, c.Shutdown.StateDirectory = c.NodeName, c.RootDir
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
 	// The simulated runtime runs nothing that would read a tmpfs: volumes

@@ -24,6 +24,10 @@ type Config struct {
 	// pods from each Priority up to the next entry's get its
 	// GracePeriodSeconds, the lowest priorities first. Defaults to none.
 	GracePeriodByPodPriority []PriorityGracePeriod `json:"gracePeriodByPodPriority,omitempty"`
+	// StateDirectory is where StateFile keeps the last shutdown's start
+	// and end times, which the graceful shutdown metrics show after a
+	// restart (the kubelet's root directory). Defaults to "": no file.
+	StateDirectory string `json:"-"`
 	// NodeName is the node the shutdown events are about. Defaults to ""
 	// (nodekit sets the agent's node name).
 	NodeName string `json:"-"`

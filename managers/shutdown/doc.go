@@ -28,7 +28,10 @@
 // Terminated, message "Pod was terminated in response to imminent node
 // shutdown." and a DisruptionTarget condition (TerminationByKubelet).
 // Then the Trigger is released. A cancellation clears the shutting-down
-// state.
+// state. The start and end of the last shutdown are the kubelet's gauges
+// kubelet_graceful_shutdown_start_time_seconds and
+// kubelet_graceful_shutdown_end_time_seconds, kept across restarts in
+// StateFile under Config.StateDirectory.
 //
 // Logind is the default Trigger. nodekit has no D-Bus client, so it never
 // takes logind's inhibitor lock: on a host without systemd-logind it

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,7 @@ type Default struct {
 	log     logr.Logger
 	cfg     Config
 	groups  []Group
+	metrics *metrics
 
 	changed chan struct{}
 
@@ -39,14 +41,16 @@ type Default struct {
 	shuttingDown bool
 }
 
-// NewDefault returns the manager; cfg must be valid. It does no I/O.
+// NewDefault returns the manager; cfg must be valid. It registers the
+// kubelet's graceful shutdown gauges on reg (nil: none). It does no I/O.
 func NewDefault(pods PodLister, killer PodKiller, trigger Trigger, events noderuntime.EventRecorder,
-	clk clock.WithTicker, log logr.Logger, cfg Config) (*Default, error) {
+	clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) (*Default, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Default{pods: pods, killer: killer, trigger: trigger, events: events, clk: clk,
-		log: log.WithName("shutdown"), cfg: cfg, groups: cfg.Groups(), changed: make(chan struct{}, 1)}, nil
+		log: log.WithName("shutdown"), cfg: cfg, groups: cfg.Groups(), metrics: newMetrics(reg),
+		changed: make(chan struct{}, 1)}, nil
 }
 
 // ShutdownStatus implements Manager.
@@ -80,6 +84,11 @@ func (m *Default) Run(ctx context.Context) error {
 	}
 	m.log.Info("Starting node shutdown manager", "shutdownGracePeriod", m.cfg.GracePeriod,
 		"shutdownGracePeriodCriticalPods", m.cfg.GracePeriodCriticalPods, "groups", len(m.groups))
+	if st, err := m.loadState(); err != nil {
+		m.log.Error(err, "Failed to load graceful shutdown state")
+	} else {
+		m.metrics.set(st)
+	}
 	for {
 		events, err := m.trigger.Watch(ctx)
 		if err != nil {
@@ -139,7 +148,11 @@ func (m *Default) handle(ctx context.Context, down bool) {
 	}
 	m.log.Info("Shutdown manager detected shutdown event")
 	m.events.Eventf(m.nodeRef(), corev1.EventTypeNormal, EventReason, "Shutdown manager detected shutdown event")
+	st := state{StartTime: m.clk.Now()}
+	m.recordState(st)
 	m.Terminate(ctx, m.pods.ActivePods())
+	st.EndTime = m.clk.Now()
+	m.recordState(st)
 	if err := m.trigger.Release(); err != nil {
 		m.log.Error(err, "Cannot release the shutdown inhibitor")
 	}

@@ -28,7 +28,7 @@ func start(t *testing.T, cfg Config, pods ...*corev1.Pod) *scenario {
 	t.Helper()
 	s := &scenario{clk: clocktesting.NewFakeClock(time.Unix(1000, 0)), trigger: newFakeTrigger(),
 		calls: make(chan *kill, 16), events: &fakeEvents{}, done: make(chan error, 1)}
-	m, err := NewDefault(fakePods(pods), &fakeKiller{clk: s.clk, calls: s.calls}, s.trigger, s.events, s.clk, logr.Discard(), cfg)
+	m, err := NewDefault(fakePods(pods), &fakeKiller{clk: s.clk, calls: s.calls}, s.trigger, s.events, s.clk, nil, logr.Discard(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestUnavailableTriggerKeepsRunning(t *testing.T) {
 		t.Errorf("Watch without a bus = %v", err)
 	}
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-	m, err := NewDefault(fakePods(nil), &fakeKiller{clk: clk}, l, &fakeEvents{}, clk, logr.Discard(), Config{GracePeriod: time.Second})
+	m, err := NewDefault(fakePods(nil), &fakeKiller{clk: clk}, l, &fakeEvents{}, clk, nil, logr.Discard(), Config{GracePeriod: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

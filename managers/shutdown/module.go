@@ -2,6 +2,7 @@ package shutdown
 
 import (
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"k8s.io/utils/clock"
 
@@ -17,13 +18,15 @@ type Params struct {
 	Trigger Trigger
 	Events  noderuntime.EventRecorder
 	Clock   clock.WithTicker
-	Log     logr.Logger
-	Config  Config
+	// Registry takes the graceful shutdown gauges; optional.
+	Registry prometheus.Registerer `optional:"true"`
+	Log      logr.Logger
+	Config   Config
 }
 
 // New builds the Default manager from fx parameters; it does no I/O.
 func New(p Params) (*Default, error) {
-	return NewDefault(p.Pods, p.Killer, p.Trigger, p.Events, p.Clock, p.Log, p.Config)
+	return NewDefault(p.Pods, p.Killer, p.Trigger, p.Events, p.Clock, p.Registry, p.Log, p.Config)
 }
 
 // Module provides the shutdown manager as Manager and Logind as the
