@@ -4,7 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +182,15 @@ func TestGracefulShutdownKillsRegularPodsFirstThenCriticalOnes(t *testing.T) {
 	case <-trig.released:
 	case <-time.After(30 * time.Second):
 		t.Error("the trigger was not released after the pods terminated")
+	}
+	// The kubelet's state file keeps the shutdown's start and end.
+	b, err := os.ReadFile(filepath.Join(h.rootDir, shutdown.StateFile))
+	var st struct{ StartTime, EndTime time.Time }
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err != nil || st.StartTime.Before(start) || st.EndTime.Before(kEnd) {
+		t.Errorf("state file %s (%v): want the start after the trigger and the end after the critical pod", b, err)
 	}
 }
 
