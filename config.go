@@ -18,6 +18,7 @@ import (
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/shutdown"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
@@ -158,6 +159,10 @@ type Config struct {
 	// runtime); its Hard thresholds are EvictionHard's. Defaults to the
 	// kubelet's.
 	Eviction eviction.Config
+	// Shutdown is the graceful node shutdown policy
+	// (--shutdown-grace-period, --shutdown-grace-period-critical-pods).
+	// Defaults to off, as the kubelet's.
+	Shutdown shutdown.Config
 }
 
 // DefaultConfig returns a Config with every default filled in that cannot
@@ -209,6 +214,7 @@ func (c Config) Complete() (Config, error) {
 	c.Logs.InstanceID = c.InstanceID
 	c.ImageGC.NodeName = c.NodeName
 	c.Eviction.Hard = c.EvictionHard
+	c.Shutdown.NodeName, c.Shutdown.StateDirectory = c.NodeName, c.RootDir
 	c.Server.NodeName, c.Server.NodeIP, c.Server.RootDir, c.Server.Kubeconfig = c.NodeName, c.Agent.NodeIP, c.RootDir, c.Kubeconfig
 	c.Volumes.RootDir = c.RootDir
 	c.APISource.NodeName = c.NodeName
@@ -268,7 +274,7 @@ func (c Config) Validate() error {
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
 	}
-	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.nodeIPConfig(), c.APISource, c.Certificates} {
+	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.Shutdown, c.nodeIPConfig(), c.APISource, c.Certificates} {
 		if err := v.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -42,6 +42,12 @@
 //     the pod has stopped; a volume that cannot be set up yet leaves the pod
 //     Pending with a FailedMount event. The runtime reads the host paths
 //     through runtime.VolumeGetter and knows nothing about API objects.
+//   - managers/shutdown: graceful node shutdown. When its Trigger
+//     announces a shutdown (the default, logind's, cannot: nodekit has no
+//     D-Bus client, and it says so), the node turns NotReady, new pods are
+//     refused and the pods are killed through the pod workers in priority
+//     groups, regular pods first and critical ones last, within the
+//     --shutdown-grace-period budget.
 //   - events: the runtime and the prober record the kubelet's events
 //     (Pulled, Created, Started, Killing, BackOff, Unhealthy, ...) through
 //     one runtime.EventRecorder: the log, and with a kubeconfig also the

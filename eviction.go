@@ -24,7 +24,9 @@ func evictionWiring() fx.Option {
 		fx.Provide(
 			func(p stats.Provider) eviction.StatsReader { return p },
 			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
-			func(w podworkers.Workers) eviction.PodKiller { return workerKiller{w} },
+			func(w podworkers.Workers) eviction.PodKiller {
+				return workerKiller{w: w, evict: true, wait: evictionWait}
+			},
 			reclaimer,
 			func() *pressureRef { return &pressureRef{} },
 		),
@@ -109,22 +111,33 @@ func (p activePods) ActivePods() []*corev1.Pod {
 // the kubelet's pod cleanup timeout.
 const evictionWait = 30 * time.Second
 
-// workerKiller evicts through the pod workers.
-type workerKiller struct{ w podworkers.Workers }
+// workerKiller kills pods through the pod workers, with a status
+// override: evictions (evict, which lets the pod's content go once it
+// stopped, bounded by wait) and the node shutdown (not an eviction, as the
+// kubelet's; bounded by ctx only, wait 0).
+type workerKiller struct {
+	w     podworkers.Workers
+	evict bool
+	wait  time.Duration
+}
 
 func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64, status func(*corev1.PodStatus)) error {
 	done := make(chan struct{})
 	k.w.UpdatePod(podworkers.UpdatePodOptions{
 		UpdateType: podworkers.SyncPodKill, Pod: pod,
-		KillPodOptions: &podworkers.KillPodOptions{CompletedCh: done, Evict: true, PodStatusFunc: status,
+		KillPodOptions: &podworkers.KillPodOptions{CompletedCh: done, Evict: k.evict, PodStatusFunc: status,
 			PodTerminationGracePeriodSecondsOverride: &grace},
 	})
-	t := time.NewTimer(evictionWait)
-	defer t.Stop()
+	var timeout <-chan time.Time // nil: ctx only
+	if k.wait > 0 {
+		t := time.NewTimer(k.wait)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case <-done:
 	case <-ctx.Done():
-	case <-t.C:
+	case <-timeout:
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
 	"github.com/nodekit/nodekit/managers/prober"
+	"github.com/nodekit/nodekit/managers/shutdown"
 	"github.com/nodekit/nodekit/managers/stats"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/managers/volumes"
@@ -35,7 +36,8 @@ import (
 // the pod workers, the CRI runtime manager, the source mux, the status
 // manager, the node status reporter, the HTTP server, the prober, the
 // API object caches, the volume manager, the stats provider, the container
-// log rotation, the image garbage collector and the eviction manager. Pass
+// log rotation, the image garbage collector, the eviction manager and the
+// graceful node shutdown manager (with the logind trigger). Pass
 // it to New, then swap a piece with fx.Decorate or fx.Replace.
 func Defaults() fx.Option {
 	return fx.Options(
@@ -54,6 +56,7 @@ func Defaults() fx.Option {
 		logs.Module,
 		images.Module,
 		eviction.Module,
+		shutdown.Module,
 	)
 }
 
@@ -81,7 +84,7 @@ func New(cfg Config, log logr.Logger, opts ...fx.Option) *fx.App {
 
 func shared(cfg Config, log logr.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Objects, cfg.Logs, cfg.ImageGC, cfg.Eviction,
+		fx.Supply(cfg, cfg.Agent, cfg.PLEG, cfg.PodWorkers, cfg.CRI, cfg.Server, cfg.Sim, cfg.Prober, cfg.Volumes, cfg.Objects, cfg.Logs, cfg.ImageGC, cfg.Eviction, cfg.Shutdown,
 			cfg.statusConfig(), cfg.nodeStatusConfig(), cfg.statsConfig()),
 		fx.Supply(log),
 		fx.Provide(
@@ -103,6 +106,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		volumeWiring(),
 		objectWiring(),
 		evictionWiring(),
+		shutdownWiring(),
 		nodeIPWiring(),
 	)
 }

@@ -36,6 +36,7 @@ type nodeResourcesParams struct {
 	Machine  nodestatus.MachineInfo `optional:"true"`
 	Config   nodestatus.Config
 	Pressure *pressureRef `optional:"true"`
+	Shutdown *shutdownRef `optional:"true"`
 	Clock    clock.Clock  `optional:"true"`
 }
 
@@ -49,7 +50,7 @@ func nodeResources(p nodeResourcesParams) agent.NodeResources {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &machineResources{m: p.Machine, cfg: p.Config, pressure: p.Pressure, clk: clk}
+	return &machineResources{m: p.Machine, cfg: p.Config, pressure: p.Pressure, shutdown: p.Shutdown, clk: clk}
 }
 
 // secretSetter is the optional runtime capability of reading pull secrets.
@@ -95,6 +96,7 @@ type machineResources struct {
 	m        nodestatus.MachineInfo
 	cfg      nodestatus.Config
 	pressure *pressureRef // nil: no admission under pressure
+	shutdown *shutdownRef // nil: no admission by the shutdown manager
 	clk      clock.Clock
 
 	mu    sync.Mutex
@@ -103,9 +105,13 @@ type machineResources struct {
 }
 
 // AdmitUnderPressure implements agent.PressureAdmitter with the eviction
-// manager's conditions.
+// manager's conditions, then the shutdown manager's refusal of every pod
+// while the node shuts down.
 func (r *machineResources) AdmitUnderPressure(pod *corev1.Pod) (string, string, bool) {
-	return r.pressure.admit(pod)
+	if reason, message, ok := r.pressure.admit(pod); !ok {
+		return reason, message, false
+	}
+	return r.shutdown.admit(pod)
 }
 
 // Allocatable implements agent.NodeResources. It returns a copy the caller

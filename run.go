@@ -18,6 +18,7 @@ import (
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/objects"
+	"github.com/nodekit/nodekit/managers/shutdown"
 	"github.com/nodekit/nodekit/managers/status"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/server"
@@ -39,6 +40,7 @@ type runParams struct {
 	Logs       logs.Manager     `optional:"true"`
 	Images     images.Manager   `optional:"true"`
 	Eviction   eviction.Manager `optional:"true"`
+	Shutdown   shutdown.Manager `optional:"true"`
 	Config     Config
 	Log        logr.Logger
 	Objects    objects.Manager       `optional:"true"`
@@ -50,7 +52,8 @@ type runParams struct {
 // runOnStart is the one lifecycle hook: on start it asks the runtime for its
 // version (failing start-up if it does not answer) and runs the agent, the
 // server, the status manager, the container log rotation, image GC and
-// eviction (not with the simulated runtime), the event recorder (when it
+// eviction (not with the simulated runtime), the node shutdown manager,
+// the event recorder (when it
 // has a Run method: the default sends events to the API server), the object
 // caches, token manager and service lister (each when present with a Run
 // method) and, with an API server, the node status reporter and (with
@@ -78,6 +81,9 @@ func runOnStart(p runParams) {
 	}
 	if p.Eviction != nil && p.Config.Runtime != RuntimeSim { // the sim's stats are made up
 		runnables["eviction"] = p.Eviction.Run
+	}
+	if p.Shutdown != nil {
+		runnables["node shutdown"] = p.Shutdown.Run
 	}
 	type runner interface{ Run(context.Context) error }
 	if r, ok := p.Events.(runner); ok {

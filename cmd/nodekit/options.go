@@ -70,6 +70,9 @@ type options struct {
 	evictionMinReclaim      map[string]string
 	evictionMaxPodGrace     int64
 	evictionPressureTransit time.Duration
+
+	shutdownGracePeriod         time.Duration
+	shutdownGracePeriodCritical time.Duration
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -114,6 +117,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.evictionMaxPodGrace, "eviction-max-pod-grace-period", 0, "longest grace period, in seconds, of a pod evicted for a soft threshold (0: the pod's own)")
 	fs.DurationVar(&o.evictionPressureTransit, "eviction-pressure-transition-period", 5*time.Minute, "how long a pressure condition stays True after it was last observed")
 	fs.DurationVar(&o.imageGCMaxAge, "image-maximum-gc-age", 0, "images unused for longer are garbage collected whatever the usage (0: off)")
+	fs.DurationVar(&o.shutdownGracePeriod, "shutdown-grace-period", 0, "how long the node delays its shutdown for pods to terminate, critical pods last (0: graceful node shutdown off; needs systemd-logind, which nodekit cannot reach yet: see managers/shutdown)")
+	fs.DurationVar(&o.shutdownGracePeriodCritical, "shutdown-grace-period-critical-pods", 0, "the part of --shutdown-grace-period kept for critical pods (priority system-cluster-critical and above); at most --shutdown-grace-period")
 }
 
 // addConfinementFlags adds the flags of pod DNS, cgroups and image pulls.
@@ -224,5 +229,6 @@ func (o *options) config() nodekit.Config {
 	cfg.KubeReserved, cfg.SystemReserved, cfg.EvictionHard = o.kubeReserved, o.systemReserved, o.evictionHard
 	cfg.Eviction.Soft, cfg.Eviction.SoftGracePeriod, cfg.Eviction.MinimumReclaim = o.evictionSoft, o.evictionSoftGrace, o.evictionMinReclaim
 	cfg.Eviction.MaxPodGracePeriodSeconds, cfg.Eviction.PressureTransitionPeriod = o.evictionMaxPodGrace, o.evictionPressureTransit
+	cfg.Shutdown.GracePeriod, cfg.Shutdown.GracePeriodCriticalPods = o.shutdownGracePeriod, o.shutdownGracePeriodCritical
 	return cfg
 }

@@ -61,6 +61,7 @@ type Reporter struct {
 	runtimeVersion string
 	hook           func(event) // tests only; nil otherwise
 	pressure       pressureHolder
+	gate           readyGateHolder
 }
 
 var _ Manager = (*Reporter)(nil)
@@ -118,6 +119,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 	if n, ok := r.health.(HealthNotifier); ok {
 		changed = n.HealthChanged()
 	}
+	gateChanged := r.gateChanged()
 	r.syncStatus(ctx)
 	fast := r.startFastUpdates()
 	defer fast.stop()
@@ -130,6 +132,9 @@ func (r *Reporter) Run(ctx context.Context) error {
 			r.syncStatus(ctx)
 		case <-changed:
 			r.log.V(2).Info("agent health changed; updating node status now", "node", r.cfg.NodeName)
+			r.syncStatus(ctx)
+		case <-gateChanged:
+			r.log.V(2).Info("readiness gate changed; updating node status now", "node", r.cfg.NodeName)
 			r.syncStatus(ctx)
 		case <-fast.c:
 			if !r.fastUpdateDue(fast) {
@@ -208,7 +213,8 @@ func (r *Reporter) syncStatus(ctx context.Context) {
 // runtimeVersionTimeout included) is logged and leaves the fields it fills
 // unchanged.
 func (r *Reporter) gather(ctx context.Context) inputs {
-	in := inputs{now: metav1.NewTime(r.clk.Now()), health: r.health.Ready(), pressure: r.pressureConditionsNow()}
+	in := inputs{now: metav1.NewTime(r.clk.Now()), health: r.health.Ready(), gate: r.gateNow(),
+		pressure: r.pressureConditionsNow()}
 	if m, err := r.machine.Info(); err != nil {
 		r.log.Error(err, "cannot read machine info")
 	} else {

@@ -25,6 +25,8 @@ type inputs struct {
 	runtimeVersion string
 	// health is the HealthSource's verdict.
 	health error
+	// gate is the ReadyGate's verdict (nil without one).
+	gate error
 	// pressure, when not nil, are the PressureSource's conditions, used
 	// instead of usage and the thresholds.
 	pressure map[corev1.NodeConditionType]bool
@@ -109,7 +111,7 @@ func setNodeStatus(node *corev1.Node, cfg Config, in inputs) {
 		}
 		setCondition(&node.Status, c, in.now)
 	}
-	setCondition(&node.Status, readyCondition(&node.Status, in.health), in.now)
+	setCondition(&node.Status, readyCondition(&node.Status, in.health, in.gate), in.now)
 }
 
 func setAddresses(node *corev1.Node, cfg Config, m *Machine) {
@@ -186,12 +188,17 @@ func setNodeInfo(node *corev1.Node, cfg Config, in inputs) {
 	info.Architecture = goruntime.GOARCH
 }
 
-// readyCondition is Ready True unless the agent is unhealthy or the node
-// lacks a capacity the scheduler needs.
-func readyCondition(status *corev1.NodeStatus, health error) corev1.NodeCondition {
+// readyCondition is Ready True unless the agent is unhealthy, the ready
+// gate says not ready (the node is shutting down) or the node lacks a
+// capacity the scheduler needs; the message lists them in that order, as
+// the kubelet's.
+func readyCondition(status *corev1.NodeStatus, health, gate error) corev1.NodeCondition {
 	var problems []string
 	if health != nil {
 		problems = append(problems, health.Error())
+	}
+	if gate != nil {
+		problems = append(problems, gate.Error())
 	}
 	var missing []string
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
