@@ -21,6 +21,7 @@ var fieldCases = []struct {
 	want  any
 }{
 	{"enableServer", "enableServer: false\nreadOnlyPort: 10255\n", func(c nodekit.Config) any { return [2]int{c.Server.Port, c.Server.SecurePort} }, [2]int{0, 0}},
+	{"enableDebuggingHandlers", "enableDebuggingHandlers: true\nport: 10251\n", func(c nodekit.Config) any { return c.Server.SecurePort }, 10251},
 	{"staticPodPath", "staticPodPath: /etc/kubernetes/manifests\n", func(c nodekit.Config) any { return c.Manifests }, "/etc/kubernetes/manifests"},
 	{"syncFrequency", "syncFrequency: 30s\n", func(c nodekit.Config) any { return c.PodWorkers.ResyncInterval }, 30 * time.Second},
 	{"fileCheckFrequency", "fileCheckFrequency: 5s\n", func(c nodekit.Config) any { return c.FileCheckPeriod }, 5 * time.Second},

@@ -22,7 +22,7 @@ const defaultContainerRuntimeEndpoint = "unix:///run/containerd/containerd.sock"
 // its settings, each to a flag (flagValues) or to a nodekit.Config field
 // (applyKubeletConfig). docs/configuration.md lists them.
 var supportedFields = []string{
-	"enableServer", "staticPodPath", "syncFrequency", "fileCheckFrequency",
+	"enableServer", "enableDebuggingHandlers", "staticPodPath", "syncFrequency", "fileCheckFrequency",
 	"address", "port", "readOnlyPort", "tlsCertFile", "tlsPrivateKeyFile", "serverTLSBootstrap",
 	"authentication.x509.clientCAFile", "authentication.webhook.enabled", "authentication.webhook.cacheTTL",
 	"authentication.anonymous.enabled", "authorization.mode",
@@ -93,6 +93,9 @@ func (f *kubeletConfigFile) check() error {
 	}
 	if p := kc.PodPidsLimit; p != nil && *p > 0 {
 		errs = append(errs, fmt.Errorf("podPidsLimit %d is not supported: nodekit does not limit a pod's processes (-1, no limit, is accepted)", *p))
+	}
+	if e := kc.EnableDebuggingHandlers; e != nil && !*e {
+		errs = append(errs, errors.New("enableDebuggingHandlers: false is not supported: nodekit's secure port always serves logs, exec, attach and port-forward"))
 	}
 	if r := kc.ResolverConfig; r != nil && *r == "" {
 		errs = append(errs, errors.New(`resolvConf: "" (pods without the host's resolver settings) is not supported: give a file`))

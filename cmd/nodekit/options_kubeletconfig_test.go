@@ -135,6 +135,7 @@ func TestConfigFilesNodekitRefuses(t *testing.T) {
 		{"no QoS cgroups", kcHeader + "cgroupsPerQOS: false\n", "cgroupsPerQOS"},
 		{"a pod pids limit", kcHeader + "podPidsLimit: 100\n", "podPidsLimit"},
 		{"no host resolver file", kcHeader + "resolvConf: \"\"\n", "resolvConf"},
+		{"no debugging handlers", kcHeader + "enableDebuggingHandlers: false\n", "enableDebuggingHandlers"},
 		{"no node registration", kcHeader + "registerNode: false\n", "registerNode"},
 		{"a list", "- a\n", "object"},
 	}
