@@ -171,6 +171,8 @@ func isZero(v reflect.Value) bool {
 // logger exists: the deprecated format, and each field that is unknown
 // or that nodekit does not support.
 func (o *options) loadConfigFile(fs *pflag.FlagSet) ([]string, error) {
+	o.kflags.fromCommandLine = map[string]bool{}
+	fs.Visit(func(fl *pflag.Flag) { o.kflags.fromCommandLine[fl.Name] = true })
 	if o.configFile == "" {
 		return nil, nil
 	}
@@ -192,10 +194,8 @@ func (o *options) loadConfigFile(fs *pflag.FlagSet) ([]string, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("config file %s: %w", o.configFile, err)
 	}
-	fromCommandLine := map[string]bool{}
-	fs.Visit(func(fl *pflag.Flag) { fromCommandLine[fl.Name] = true })
 	for _, fv := range f.flagValues() {
-		if fromCommandLine[fv.flag] || o.aliasChanged(fs, fv.flag) {
+		if o.kflags.fromCommandLine[fv.flag] || o.aliasChanged(fv.flag) {
 			continue
 		}
 		if err := fs.Set(fv.flag, fv.value); err != nil {

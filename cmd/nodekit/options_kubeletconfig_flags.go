@@ -26,6 +26,9 @@ type kubeletFlags struct {
 
 	// taints is registerWithTaints parsed by complete.
 	taints []corev1.Taint
+	// fromCommandLine holds the flags the command line set, before the
+	// config file set others (loadConfigFile records it).
+	fromCommandLine map[string]bool
 }
 
 // addKubeletFlags adds the flags of kubeletFlags.
@@ -40,25 +43,28 @@ func (o *options) addKubeletFlags(fs *pflag.FlagSet) {
 
 // aliasChanged reports whether the command line set the other name of
 // flag, so that the config file does not override it.
-func (o *options) aliasChanged(fs *pflag.FlagSet, flag string) bool {
+func (o *options) aliasChanged(flag string) bool {
 	switch flag {
 	case "manifests":
-		return fs.Changed("pod-manifest-path")
+		return o.kflags.fromCommandLine["pod-manifest-path"]
 	case "read-only-port":
-		return fs.Changed("port")
+		return o.kflags.fromCommandLine["port"]
 	}
 	return false
 }
 
 // complete checks the kubelet-named flags and parses the taints. It runs
-// after the config file is read.
-func (o *options) complete(fs *pflag.FlagSet) error {
+// after loadConfigFile: a name given on the command line wins over the
+// file's value of its alias, and two aliases given on the command line
+// with different values are an error.
+func (o *options) complete() error {
 	k := &o.kflags
+	cmdline := k.fromCommandLine
 	var errs []error
-	if fs.Changed("hostname-override") && fs.Changed("node-name") && !strings.EqualFold(k.hostnameOverride, o.nodeName) {
+	if cmdline["hostname-override"] && cmdline["node-name"] && !strings.EqualFold(strings.TrimSpace(k.hostnameOverride), o.nodeName) {
 		errs = append(errs, fmt.Errorf("--hostname-override %q and --node-name %q differ: give one", k.hostnameOverride, o.nodeName))
 	}
-	if fs.Changed("pod-manifest-path") && fs.Changed("manifests") && k.podManifestPath != o.manifests {
+	if cmdline["pod-manifest-path"] && cmdline["manifests"] && k.podManifestPath != o.manifests {
 		errs = append(errs, fmt.Errorf("--pod-manifest-path %q and --manifests %q differ: give one", k.podManifestPath, o.manifests))
 	}
 	if err := validateNodeLabels(k.nodeLabels); err != nil {

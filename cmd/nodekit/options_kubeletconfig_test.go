@@ -36,7 +36,7 @@ func parseKubelet(t *testing.T, file string, args ...string) (*options, []string
 	if err != nil {
 		return nil, nil, err
 	}
-	return o, warnings, o.complete(fs)
+	return o, warnings, o.complete()
 }
 
 func kubeletConfig(t *testing.T, file string, args ...string) (nodekit.Config, []string) {
@@ -199,6 +199,13 @@ func TestKubeletNamedFlags(t *testing.T) {
 	want := []corev1.Taint{{Key: "example.com/edge", Value: "true", Effect: corev1.TaintEffectNoSchedule}, {Key: "dedicated", Effect: corev1.TaintEffectNoExecute}}
 	if fmt.Sprint(cfg.NodeStatus.Taints) != fmt.Sprint(want) {
 		t.Errorf("taints %v, want %v", cfg.NodeStatus.Taints, want)
+	}
+}
+
+func TestACommandLineAliasWinsOverTheDeprecatedFile(t *testing.T) {
+	cfg, _ := kubeletConfig(t, "manifests: /from-file\nnodeName: file-node\n", "--pod-manifest-path", "/from-flag", "--hostname-override", "flag-node")
+	if cfg.Manifests != "/from-flag" || cfg.NodeName != "flag-node" {
+		t.Errorf("manifests %q node %q: want the command line's", cfg.Manifests, cfg.NodeName)
 	}
 }
 

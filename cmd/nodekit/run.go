@@ -31,7 +31,7 @@ func newRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := o.complete(cmd.Flags()); err != nil {
+			if err := o.complete(); err != nil {
 				return err
 			}
 			return run(cmd.Context(), o, warnings)
