@@ -87,7 +87,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
-	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d, and 0 with --kubeconfig)", def.Server.Port))
+	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", def.Server.Port))
 	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
 	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
 	o.addServerFlags(fs)

@@ -36,7 +36,7 @@ func (o *options) addKubeletFlags(fs *pflag.FlagSet) {
 	k := &o.kflags
 	fs.StringVar(&k.hostnameOverride, "hostname-override", "", "the node's name and host name in place of the host's (the kubelet's flag; --node-name is nodekit's name for it)")
 	fs.StringVar(&k.podManifestPath, "pod-manifest-path", "", "the kubelet's name of --manifests")
-	fs.StringToStringVar(&k.nodeLabels, "node-labels", nil, "labels the node registers with, key=value,...; in the kubernetes.io and k8s.io namespaces only the kubelet's own labels and the node-restriction.kubernetes.io, kubelet.kubernetes.io and node.kubernetes.io prefixes are allowed")
+	fs.StringToStringVar(&k.nodeLabels, "node-labels", nil, "labels the node registers with, key=value,...; in the kubernetes.io and k8s.io namespaces only the well-known node labels and the kubelet.kubernetes.io and node.kubernetes.io prefixes are allowed, as the kubelet allows")
 	fs.StringVar(&k.registerWithTaints, "register-with-taints", "", "taints the node registers with, key=value:Effect or key:Effect,... (an existing Node keeps its taints)")
 	fs.BoolVar(&k.version, "version", false, "print the Kubernetes version nodekit implements (as the kubelet's --version) and exit")
 }
