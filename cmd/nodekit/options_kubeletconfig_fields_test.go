@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/nodekit/nodekit"
 )
@@ -119,6 +122,45 @@ func TestEverySupportedFieldHasACase(t *testing.T) {
 	for _, f := range supportedFields {
 		if !slices.Contains(cased, f) {
 			t.Errorf("supported field %s has no case in fieldCases", f)
+		}
+	}
+}
+
+// allFieldPaths are the paths decodeKubeletConfig can report: the
+// KubeletConfiguration's JSON names, with nestedFields walked into.
+func allFieldPaths(v reflect.Type, prefix string, out map[string]bool) {
+	for i := range v.NumField() {
+		sf := v.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if sf.Anonymous || name == "" || name == "-" {
+			continue
+		}
+		path := name
+		if prefix != "" {
+			path = prefix + "." + name
+		}
+		if nestedFields[path] && sf.Type.Kind() == reflect.Struct {
+			allFieldPaths(sf.Type, path, out)
+			continue
+		}
+		out[path] = true
+	}
+}
+
+func TestSupportedAndUnsupportedFieldsAreKubeletConfigurationFields(t *testing.T) {
+	paths := map[string]bool{}
+	allFieldPaths(reflect.TypeOf(kubeletconfigv1beta1.KubeletConfiguration{}), "", paths)
+	for _, f := range supportedFields {
+		if !paths[f] {
+			t.Errorf("supported field %s is not a KubeletConfiguration field", f)
+		}
+	}
+	for f := range unsupportedReasons {
+		if !paths[f] {
+			t.Errorf("unsupported field %s is not a KubeletConfiguration field", f)
+		}
+		if slices.Contains(supportedFields, f) {
+			t.Errorf("field %s is both supported and unsupported", f)
 		}
 	}
 }
