@@ -117,6 +117,14 @@ type Config struct {
 	// allocatable resources. Defaults to eviction.DefaultHard.
 	EvictionHard string
 
+	// NodeStatus configures the Node object kept with a Kubeconfig: its
+	// Labels (--node-labels) and Taints (registerWithTaints) at
+	// registration, how often its status is updated and reported, and its
+	// Lease's duration. Its NodeName, NodeIP, MaxPods, RootDir,
+	// KubeletPort, Reserved and EvictionHard are filled from the shared
+	// settings. Defaults to the kubelet's settings.
+	NodeStatus nodestatus.Config
+
 	// Agent configures the sync loop.
 	Agent agent.Config
 	// PLEG picks and configures the PLEG: Kind "generic" (relisting, the
@@ -292,10 +300,10 @@ func (c Config) statusConfig() status.Config {
 func (c Config) nodeStatusConfig() nodestatus.Config {
 	reserved, _ := c.reservation()
 	hard, _ := eviction.HardThresholds(c.EvictionHard)
-	return nodestatus.Config{
-		NodeName: c.NodeName, NodeIP: c.Agent.NodeIP, MaxPods: c.Agent.MaxPods,
-		RootDir: c.RootDir, KubeletPort: c.kubeletPort(), Reserved: reserved, EvictionHard: hard,
-	}
+	ns := c.NodeStatus
+	ns.NodeName, ns.NodeIP, ns.MaxPods = c.NodeName, c.Agent.NodeIP, c.Agent.MaxPods
+	ns.RootDir, ns.KubeletPort, ns.Reserved, ns.EvictionHard = c.RootDir, c.kubeletPort(), reserved, hard
+	return ns
 }
 
 // reservation is KubeReserved plus SystemReserved.

@@ -17,9 +17,10 @@ import (
 	"github.com/nodekit/nodekit/runtime/cri"
 )
 
-// options are the flags of `nodekit run`. Every flag can also be set in the
-// --config file under the flag's name in camelCase; a flag given on the
-// command line wins over the file.
+// options are the flags of `nodekit run`. The --config file is a
+// kubelet.config.k8s.io/v1beta1 KubeletConfiguration
+// (options_kubeletconfig.go) or, deprecated, flag names in camelCase; a
+// flag given on the command line wins over the file.
 type options struct {
 	configFile      string
 	manifests       string
@@ -73,11 +74,13 @@ type options struct {
 
 	shutdownGracePeriod         time.Duration
 	shutdownGracePeriodCritical time.Duration
+	kflags                      kubeletFlags
+	kubelet                     *kubeletConfigFile // the --config file, when it is a KubeletConfiguration
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	def := nodekit.DefaultConfig()
-	fs.StringVar(&o.configFile, "config", "", "YAML file with settings named as the flags in camelCase; flags override it")
+	fs.StringVar(&o.configFile, "config", "", "kubelet.config.k8s.io/v1beta1 KubeletConfiguration file (docs/configuration.md; a file of flag names in camelCase is deprecated); flags override it")
 	fs.StringVar(&o.manifests, "manifests", "", "directory of static pod manifests (YAML or JSON, one Pod per file)")
 	fs.StringVar(&o.runtime, "runtime", nodekit.RuntimeCRI, "container runtime: cri (the CRI runtime at --runtime-endpoint) or sim (a SIMULATED in-process runtime where nothing runs, for research, benchmarks and trying the agent)")
 	fs.StringVar(&o.runtimeEndpoint, "runtime-endpoint", "", "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock")
@@ -88,7 +91,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
-	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d, and 0 with --kubeconfig)", def.Server.Port))
+	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", def.Server.Port))
 	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
 	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
 	o.addServerFlags(fs)
@@ -103,6 +106,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
 	o.addConfinementFlags(fs)
 	o.addSourceFlags(fs)
+	o.addKubeletFlags(fs)
 	fs.StringVar(&o.containerLogMaxSize, "container-log-max-size", logs.DefaultMaxSize, "size (a quantity such as 10Mi) at which a container's log file is rotated")
 	fs.IntVar(&o.containerLogMaxFiles, "container-log-max-files", logs.DefaultMaxFiles, "most log files kept per container, the current one included (at least 2)")
 	fs.IntVar(&o.imageGCHigh, "image-gc-high-threshold", images.DefaultHighThresholdPercent, "percent of the image filesystem's capacity in use at or above which unused images are removed (100 turns it off)")
@@ -230,5 +234,6 @@ func (o *options) config() nodekit.Config {
 	cfg.Eviction.Soft, cfg.Eviction.SoftGracePeriod, cfg.Eviction.MinimumReclaim = o.evictionSoft, o.evictionSoftGrace, o.evictionMinReclaim
 	cfg.Eviction.MaxPodGracePeriodSeconds, cfg.Eviction.PressureTransitionPeriod = o.evictionMaxPodGrace, o.evictionPressureTransit
 	cfg.Shutdown.GracePeriod, cfg.Shutdown.GracePeriodCriticalPods = o.shutdownGracePeriod, o.shutdownGracePeriodCritical
+	o.applyKubeletFlags(&cfg)
 	return cfg
 }

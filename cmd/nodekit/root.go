@@ -10,7 +10,9 @@ func newRootCommand() *cobra.Command {
 		Short:         "nodekit is a Kubernetes node agent built as a library",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newRunCommand(), newRuntimeSimCommand())
 	return root
 }

@@ -23,19 +23,32 @@ func newRunCommand() *cobra.Command {
 			"next start adopts them.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyConfigFile(cmd.Flags(), o.configFile); err != nil {
+			if o.kflags.version {
+				fmt.Fprintln(cmd.OutOrStdout(), versionString())
+				return nil
+			}
+			warnings, err := o.loadConfigFile(cmd.Flags())
+			if err != nil {
 				return err
 			}
-			return run(cmd.Context(), o)
+			if err := o.complete(); err != nil {
+				return err
+			}
+			return run(cmd.Context(), o, warnings)
 		},
 	}
 	o.addFlags(cmd.Flags())
 	return cmd
 }
 
-func run(ctx context.Context, o *options) error {
+func run(ctx context.Context, o *options, warnings []string) error {
 	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
-	app := nodekit.New(o.config(), log, nodekit.Defaults())
+	for _, w := range warnings {
+		log.Info("Config file setting ignored or deprecated", "config", o.configFile, "warning", w)
+	}
+	cfg := o.config()
+	cfg.CRI.CgroupDriver = runtimeCgroupDriver(ctx, cfg, log)
+	app := nodekit.New(cfg, log, nodekit.Defaults())
 	if err := app.Err(); err != nil {
 		return dig.RootCause(err)
 	}

@@ -43,6 +43,11 @@ type Config struct {
 	// NodeRestriction admission plugin only some kubernetes.io labels are
 	// allowed. Defaults to none.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Taints are the taints the Node is created with (the kubelet's
+	// registerWithTaints). As the kubelet does, they are set only when the
+	// node registers: an existing Node keeps the taints it has. Defaults
+	// to none.
+	Taints []corev1.Taint `json:"taints,omitempty"`
 	// MaxPods is the node's pods capacity. Defaults to 110.
 	MaxPods int `json:"maxPods,omitempty"`
 	// RootDir is the agent's root directory; its filesystem is the node's
@@ -127,6 +132,9 @@ func (c Config) Validate() error {
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
 			return fmt.Errorf("nodestatus: label %q value %q: %s", k, v, strings.Join(errs, "; "))
 		}
+	}
+	if err := validateTaints(c.Taints); err != nil {
+		return err
 	}
 	if c.MaxPods < 0 {
 		return fmt.Errorf("nodestatus: maxPods %d must not be negative", c.MaxPods)
@@ -226,4 +234,30 @@ func (t Thresholds) withDefaults() Thresholds {
 		t.PIDAvailablePercent = 10
 	}
 	return t
+}
+
+// validateTaints checks each taint's key, value and effect, and that no
+// key and effect pair repeats, as the API server's Node validation does.
+func validateTaints(taints []corev1.Taint) error {
+	seen := map[string]bool{}
+	for _, t := range taints {
+		if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
+			return fmt.Errorf("nodestatus: taint key %q: %s", t.Key, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
+			return fmt.Errorf("nodestatus: taint %q value %q: %s", t.Key, t.Value, strings.Join(errs, "; "))
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return fmt.Errorf("nodestatus: taint %q effect %q: want %s, %s or %s", t.Key, t.Effect,
+				corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute)
+		}
+		id := t.Key + ":" + string(t.Effect)
+		if seen[id] {
+			return fmt.Errorf("nodestatus: taint %q with effect %q is given twice", t.Key, t.Effect)
+		}
+		seen[id] = true
+	}
+	return nil
 }

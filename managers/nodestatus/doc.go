@@ -8,9 +8,11 @@
 //
 //  1. Registration. It creates the Node (labels kubernetes.io/hostname,
 //     kubernetes.io/os, kubernetes.io/arch, their beta.kubernetes.io
-//     twins and Config.Labels; the full status). When the Node exists
-//     already (the agent restarted) it adds the labels the Node lacks and
-//     keeps the object: it never deletes or recreates a Node. A failed
+//     twins and Config.Labels; Config.Taints; the full status). When the
+//     Node exists already (the agent restarted) it adds the labels the
+//     Node lacks, leaves its taints alone (as the kubelet's
+//     registerWithTaints) and keeps the object: it never deletes or
+//     recreates a Node. A failed
 //     registration is retried with backoff (100ms doubling to 7s) until it
 //     succeeds or ctx ends.
 //  2. The Lease. The upstream lease controller

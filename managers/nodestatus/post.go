@@ -44,12 +44,17 @@ func (r *Reporter) labels() map[string]string {
 	return l
 }
 
-// register creates the Node, or, when it exists (the agent restarted),
-// adds the labels it lacks. Either way the next status sync posts the
+// register creates the Node with Config.Taints, or, when it exists (the
+// agent restarted), adds the labels it lacks and leaves its taints alone. Either way the next status sync posts the
 // status.
 func (r *Reporter) register(ctx context.Context) error {
 	name := r.cfg.NodeName
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: r.labels()}}
+	// Taints go on the Node only when it is created, as the kubelet's
+	// registerWithTaints: a restart never re-adds a taint someone removed.
+	for _, t := range r.cfg.Taints {
+		node.Spec.Taints = append(node.Spec.Taints, *t.DeepCopy())
+	}
 	setNodeStatus(node, r.cfg, r.gather(ctx))
 	created, err := r.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	switch {
