@@ -49,6 +49,25 @@ func (p *gcPod) running() bool {
 // CrashLoopBackOff and ImagePullBackOff entries. The returned error joins every failure; objects
 // already gone are not errors. Safe to call concurrently with SyncPod.
 func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UID) bool) error {
+	return m.collect(ctx, isPodRemoved, nil)
+}
+
+// DeleteAllUnusedContainers is the kubelet's
+// containerGC.DeleteAllUnusedContainers, which the eviction manager calls
+// to reclaim disk before it evicts a pod: GarbageCollect, and in addition,
+// for each pod that still exists but for which isPodTerminated returns
+// true and in which nothing runs, every container that does not run and
+// every sandbox that is not ready, the newest included (the kubelet's
+// evictNonDeletedPods). The pod's directories and logs stay (its status
+// still names them). There is no minimum age, as there is none in
+// GarbageCollect. Safe to call concurrently with SyncPod.
+func (m *Manager) DeleteAllUnusedContainers(ctx context.Context, isPodRemoved, isPodTerminated func(types.UID) bool) error {
+	return m.collect(ctx, isPodRemoved, isPodTerminated)
+}
+
+// collect is GarbageCollect, and DeleteAllUnusedContainers when
+// isPodTerminated is not nil.
+func (m *Manager) collect(ctx context.Context, isPodRemoved, isPodTerminated func(types.UID) bool) error {
 	defer m.backOff.GC()
 	defer m.pulls.gc()
 	pods, err := m.gcListPods(ctx)
@@ -60,6 +79,10 @@ func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UI
 	for _, p := range pods {
 		if !isPodRemoved(p.uid) {
 			present[p.uid] = true
+			if isPodTerminated != nil && isPodTerminated(p.uid) && !p.running() {
+				errs = append(errs, m.removeAllDead(ctx, p)...)
+				continue
+			}
 			errs = append(errs, m.evictDeadContainers(ctx, p)...)
 			continue
 		}
@@ -145,6 +168,27 @@ func (m *Manager) evictDeadContainers(ctx context.Context, p *gcPod) []error {
 			errs = append(errs, err)
 		}
 	}
+	return errs
+}
+
+// removeAllDead removes every container and sandbox of a terminated pod
+// in which nothing runs; the pod's directories stay.
+func (m *Manager) removeAllDead(ctx context.Context, p *gcPod) []error {
+	var errs []error
+	for _, c := range p.containers {
+		if err := m.removeContainer(ctx, p, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs // keep the sandboxes until their containers are gone
+	}
+	for _, s := range p.sandboxes {
+		if err := m.removeSandbox(ctx, p, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.log.V(2).Info("removed the dead containers of a terminated pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
 	return errs
 }
 
