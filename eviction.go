@@ -17,7 +17,8 @@ import (
 )
 
 // evictionWiring binds the eviction manager's small interfaces to the
-// agent, the pod workers, the stats provider and the image GC, and hands
+// agent (pods, dead containers), the pod workers, the stats provider and
+// the image GC, and hands
 // the manager to the node status (pressure conditions) and to admission.
 func evictionWiring() fx.Option {
 	return fx.Options(
@@ -25,6 +26,7 @@ func evictionWiring() fx.Option {
 			func(p stats.Provider) eviction.StatsReader { return p },
 			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
 			func(w podworkers.Workers) eviction.PodKiller { return workerKiller{w} },
+			func(a *agent.Agent) eviction.ContainerGC { return a },
 			reclaimer,
 			func() *pressureRef { return &pressureRef{} },
 		),

@@ -30,7 +30,7 @@ func BenchmarkSynchronize110Pods(b *testing.B) {
 	}
 	f := &managerFixture{stats: &fakeStats{nodes: []*statsapi.NodeStats{nodeStats(50<<20, 50<<30)}, pods: stats},
 		killer: &fakeKiller{}, events: &fakeEvents{}}
-	m, err := NewDefault(f.stats, fakePods(pods), f.killer, nil, nil, f.events, clockForBench(), discard(), Config{})
+	m, err := NewDefault(f.stats, fakePods(pods), f.killer, nil, nil, nil, f.events, clockForBench(), discard(), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
