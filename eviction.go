@@ -2,6 +2,10 @@ package nodekit
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +29,7 @@ func evictionWiring() fx.Option {
 		fx.Provide(
 			func(p stats.Provider) eviction.StatsReader { return p },
 			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
-			func(w podworkers.Workers) eviction.PodKiller { return workerKiller{w} },
+			func(w podworkers.Workers, c Config) eviction.PodKiller { return workerKiller{w, c.RootDir} },
 			func(a *agent.Agent) eviction.ContainerGC { return a },
 			reclaimer,
 			func() *pressureRef { return &pressureRef{} },
@@ -107,13 +111,25 @@ func (p activePods) ActivePods() []*corev1.Pod {
 	return out
 }
 
-// evictionWait bounds how long an eviction waits for the pod to stop, as
-// the kubelet's pod cleanup timeout.
+// evictionWait bounds how long an eviction waits for the pod to stop and
+// be cleaned up, as the kubelet's pod cleanup timeout.
 const evictionWait = 30 * time.Second
 
-// workerKiller evicts through the pod workers.
-type workerKiller struct{ w podworkers.Workers }
+// cleanupPoll is how often an eviction checks the pod's cleanup, as the
+// kubelet's podCleanupPollFreq.
+const cleanupPoll = time.Second
 
+// workerKiller evicts through the pod workers.
+type workerKiller struct {
+	w       podworkers.Workers
+	rootDir string
+}
+
+// KillPod terminates the pod and then, as the kubelet's eviction manager
+// waits for the evicted pod's cleanup before its next pass, waits until
+// its volumes are torn down (<RootDir>/pods/<uid>/volumes gone: an
+// emptyDir's space or a tmpfs's memory is free again), all within
+// evictionWait.
 func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64, status func(*corev1.PodStatus)) error {
 	done := make(chan struct{})
 	k.w.UpdatePod(podworkers.UpdatePodOptions{
@@ -126,7 +142,23 @@ func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64,
 	select {
 	case <-done:
 	case <-ctx.Done():
+		return nil
 	case <-t.C:
+		return nil
 	}
-	return nil
+	volumes := filepath.Join(k.rootDir, "pods", string(pod.UID), "volumes")
+	poll := time.NewTicker(cleanupPoll)
+	defer poll.Stop()
+	for {
+		if _, err := os.Stat(volumes); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-poll.C:
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			return nil
+		}
+	}
 }

@@ -38,8 +38,9 @@ type PodLister interface {
 }
 
 // PodKiller terminates an evicted pod with the given grace period, applying
-// status to its final status; it blocks until the pod has terminated or ctx
-// ends.
+// status to its final status; it blocks until the pod has terminated and
+// its resources are reclaimed (the kubelet's waitForPodsCleanup: volumes
+// torn down), within a bound of its own, or ctx ends.
 type PodKiller interface {
 	KillPod(ctx context.Context, pod *corev1.Pod, gracePeriodSeconds int64, status func(*corev1.PodStatus)) error
 }
