@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -44,7 +46,8 @@ func (p *gcPod) running() bool {
 // returns true and in which nothing runs, it removes every container, then
 // every sandbox, then the pod's log directory and its pod directory
 // (<RootDir>/pods/<uid>, volumes included, tmpfs unmounted first) and its
-// pod cgroup. Pod directories this manager made for removed pods that have
+// pod cgroup. A removed container's log file and its rotated files go
+// with it. Pod directories this manager made for removed pods that have
 // nothing left in the runtime are removed too. It also forgets stale
 // CrashLoopBackOff and ImagePullBackOff entries. The returned error joins every failure; objects
 // already gone are not errors. Safe to call concurrently with SyncPod.
@@ -223,7 +226,25 @@ func (m *Manager) removeContainer(ctx context.Context, p *gcPod, c *runtimeapi.C
 	if err := m.rs.RemoveContainer(ctx, c.GetId()); err != nil && !crierrors.IsNotFound(err) {
 		return fmt.Errorf("remove container %q (%s) of pod %s: %w", c.GetMetadata().GetName(), c.GetId(), podFullName(p.name, p.namespace, p.uid), err)
 	}
-	return nil
+	return m.removeContainerLogs(p, c)
+}
+
+// removeContainerLogs removes a removed container's log file and its
+// rotated files, as the kubelet's removeContainerLog: the logs of a
+// container that is gone only take disk space.
+func (m *Manager) removeContainerLogs(p *gcPod, c *runtimeapi.Container) error {
+	if p.name == "" || c.GetMetadata().GetName() == "" {
+		return nil
+	}
+	current := filepath.Join(m.podLogDir(p.namespace, p.name, p.uid), containerLogPath(c.GetMetadata().GetName(), int(c.GetMetadata().GetAttempt())))
+	rotated, _ := filepath.Glob(current + ".*")
+	var errs []error
+	for _, f := range append([]string{current}, rotated...) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove log of container %q of pod %s: %w", c.GetMetadata().GetName(), podFullName(p.name, p.namespace, p.uid), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (m *Manager) removeSandbox(ctx context.Context, p *gcPod, s *runtimeapi.PodSandbox) error {
