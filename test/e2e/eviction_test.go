@@ -160,8 +160,12 @@ func TestMemoryPressureEndsWhenTheHolderIsEvicted(t *testing.T) {
 	// Memory comes back: MemoryPressure returns to False, after the
 	// transition period.
 	falseAt := waitNodeCondition(t, c, h.node, corev1.NodeMemoryPressure, corev1.ConditionFalse, 3*time.Minute)
-	if d := falseAt.Sub(evictedAt); d < transition-5*time.Second {
-		t.Errorf("MemoryPressure turned False %s after the eviction was seen, before the %s transition period", d, transition)
+	// The pass that evicted observed the pressure: False may come only a
+	// transition period after it.
+	if passAt, ok := h.logTime("eviction manager: evicting pod"); !ok {
+		t.Error("no eviction in the agent's log")
+	} else if d := falseAt.Sub(passAt); d < transition-time.Second {
+		t.Errorf("MemoryPressure turned False %s after the evicting pass, before the %s transition period", d, transition)
 	}
 	s, err := h.summary()
 	if err != nil {

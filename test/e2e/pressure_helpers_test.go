@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +106,25 @@ func hasDisruptionTarget(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// logTime is when the agent first logged a line holding msg (its log lines
+// start with the local time of day, 15:04:05.000).
+func (h *agentHarness) logTime(msg string) (time.Time, bool) {
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if !strings.Contains(line, msg) || len(line) < 12 {
+			continue
+		}
+		now := time.Now()
+		tod, err := time.ParseInLocation("15:04:05.000", line[:12], time.Local)
+		if err != nil {
+			return time.Time{}, false
+		}
+		at := time.Date(now.Year(), now.Month(), now.Day(), tod.Hour(), tod.Minute(), tod.Second(), tod.Nanosecond(), time.Local)
+		if at.After(now) { // logged before midnight
+			at = at.AddDate(0, 0, -1)
+		}
+		return at, true
+	}
+	return time.Time{}, false
 }
