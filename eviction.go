@@ -29,7 +29,9 @@ func evictionWiring() fx.Option {
 		fx.Provide(
 			func(p stats.Provider) eviction.StatsReader { return p },
 			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
-			func(w podworkers.Workers, c Config) eviction.PodKiller { return workerKiller{w, c.RootDir} },
+			func(w podworkers.Workers, c Config) eviction.PodKiller {
+				return workerKiller{w: w, rootDir: c.RootDir, poll: cleanupPoll, wait: evictionWait}
+			},
 			func(a *agent.Agent) eviction.ContainerGC { return a },
 			reclaimer,
 			func() *pressureRef { return &pressureRef{} },
@@ -123,6 +125,8 @@ const cleanupPoll = time.Second
 type workerKiller struct {
 	w       podworkers.Workers
 	rootDir string
+	// poll and wait are cleanupPoll and evictionWait.
+	poll, wait time.Duration
 }
 
 // KillPod terminates the pod and then, as the kubelet's eviction manager
@@ -137,7 +141,7 @@ func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64,
 		KillPodOptions: &podworkers.KillPodOptions{CompletedCh: done, Evict: true, PodStatusFunc: status,
 			PodTerminationGracePeriodSecondsOverride: &grace},
 	})
-	t := time.NewTimer(evictionWait)
+	t := time.NewTimer(k.wait)
 	defer t.Stop()
 	select {
 	case <-done:
@@ -147,7 +151,7 @@ func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64,
 		return nil
 	}
 	volumes := filepath.Join(k.rootDir, "pods", string(pod.UID), "volumes")
-	poll := time.NewTicker(cleanupPoll)
+	poll := time.NewTicker(k.poll)
 	defer poll.Stop()
 	for {
 		if _, err := os.Stat(volumes); errors.Is(err, fs.ErrNotExist) {
