@@ -245,4 +245,9 @@ func TestDiskPressureReclaimsDeadContainersThenEvictsTheEmptyDirFiller(t *testin
 	if q, err := c.admin.CoreV1().Pods(ns).Get(ctx, "quiet", metav1.GetOptions{}); err != nil || q.Status.Phase != corev1.PodRunning {
 		t.Errorf("quiet is not running after DiskPressure ended: %s (%v)", describe(q), err)
 	}
+	// The eviction's status sticks (the filler's container exited 0 on
+	// TERM afterwards: it must not turn the pod Succeeded).
+	if f, err := c.admin.CoreV1().Pods(ns).Get(ctx, "filler", metav1.GetOptions{}); !evictedPod(f, err) {
+		t.Errorf("the filler's eviction did not stick: %s (%v)", describe(f), err)
+	}
 }

@@ -167,6 +167,9 @@ func TestMemoryPressureEndsWhenTheHolderIsEvicted(t *testing.T) {
 	} else if d := falseAt.Sub(passAt); d < transition-time.Second {
 		t.Errorf("MemoryPressure turned False %s after the evicting pass, before the %s transition period", d, transition)
 	}
+	if p, err := c.admin.CoreV1().Pods(ns).Get(ctx, "holder", metav1.GetOptions{}); !evictedPod(p, err) {
+		t.Errorf("the holder's eviction did not stick: %s (%v)", describe(p), err)
+	}
 	s, err := h.summary()
 	if err != nil {
 		t.Fatal(err)
