@@ -2,6 +2,10 @@ package nodekit
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -17,16 +21,18 @@ import (
 )
 
 // evictionWiring binds the eviction manager's small interfaces to the
-// agent, the pod workers, the stats provider and the image GC, and hands
+// agent (pods, dead containers), the pod workers, the stats provider and
+// the image GC, and hands
 // the manager to the node status (pressure conditions) and to admission.
 func evictionWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(
 			func(p stats.Provider) eviction.StatsReader { return p },
 			func(a *agent.Agent, w podworkers.Workers) eviction.PodLister { return activePods{a, w} },
-			func(w podworkers.Workers) eviction.PodKiller {
-				return workerKiller{w: w, evict: true, wait: evictionWait}
+			func(w podworkers.Workers, c Config) eviction.PodKiller {
+				return workerKiller{w: w, evict: true, rootDir: c.RootDir, poll: cleanupPoll, wait: evictionWait}
 			},
+			func(a *agent.Agent) eviction.ContainerGC { return a },
 			reclaimer,
 			func() *pressureRef { return &pressureRef{} },
 		),
@@ -107,20 +113,33 @@ func (p activePods) ActivePods() []*corev1.Pod {
 	return out
 }
 
-// evictionWait bounds how long an eviction waits for the pod to stop, as
-// the kubelet's pod cleanup timeout.
+// evictionWait bounds how long an eviction waits for the pod to stop and
+// be cleaned up, as the kubelet's pod cleanup timeout.
 const evictionWait = 30 * time.Second
+
+// cleanupPoll is how often an eviction checks the pod's cleanup, as the
+// kubelet's podCleanupPollFreq.
+const cleanupPoll = time.Second
 
 // workerKiller kills pods through the pod workers, with a status
 // override: evictions (evict, which lets the pod's content go once it
-// stopped, bounded by wait) and the node shutdown (not an eviction, as the
-// kubelet's; bounded by ctx only, wait 0).
+// stopped; bounded by wait, and waiting for the pod's cleanup) and the node
+// shutdown (not an eviction, as the kubelet's; bounded by ctx only, wait 0).
 type workerKiller struct {
 	w     podworkers.Workers
 	evict bool
-	wait  time.Duration
+	// rootDir holds the pods' directories; poll and wait are cleanupPoll
+	// and evictionWait for evictions.
+	rootDir    string
+	poll, wait time.Duration
 }
 
+// KillPod terminates the pod; for an eviction it then, as the kubelet's
+// eviction manager waits for the evicted pod's cleanup before its next
+// pass, waits until
+// its volumes are torn down (<RootDir>/pods/<uid>/volumes gone: an
+// emptyDir's space or a tmpfs's memory is free again), all within
+// evictionWait.
 func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64, status func(*corev1.PodStatus)) error {
 	done := make(chan struct{})
 	k.w.UpdatePod(podworkers.UpdatePodOptions{
@@ -137,7 +156,26 @@ func (k workerKiller) KillPod(ctx context.Context, pod *corev1.Pod, grace int64,
 	select {
 	case <-done:
 	case <-ctx.Done():
+		return nil
 	case <-timeout:
+		return nil
 	}
-	return nil
+	if !k.evict {
+		return nil
+	}
+	volumes := filepath.Join(k.rootDir, "pods", string(pod.UID), "volumes")
+	poll := time.NewTicker(k.poll)
+	defer poll.Stop()
+	for {
+		if _, err := os.Stat(volumes); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-poll.C:
+		case <-ctx.Done():
+			return nil
+		case <-timeout:
+			return nil
+		}
+	}
 }

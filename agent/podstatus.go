@@ -57,8 +57,11 @@ func generateAPIPodStatus(in statusInput) *corev1.PodStatus {
 	s.ContainerStatuses = convertContainerStatuses(in, in.pod.Spec.Containers, old.ContainerStatuses, hasInit, kindRegular)
 	s.EphemeralContainerStatuses = convertContainerStatuses(in, ephemeralSpecs(in.pod), old.EphemeralContainerStatuses, hasInit, kindEphemeral)
 	s.Phase = podPhase(in.pod, s, in.terminal, activeRegularContainerStarted(in.pod, in.runtime))
-	if isTerminalPhase(old.Phase) && !isTerminalPhase(s.Phase) {
-		s.Phase = old.Phase // a pod never leaves a terminal phase
+	if isTerminalPhase(old.Phase) && s.Phase != old.Phase {
+		// A pod never leaves a terminal phase, not even for the other one:
+		// an evicted pod (Failed) whose containers then exit 0 stays
+		// Failed, as the kubelet's "illegal phase transition" guard.
+		s.Phase = old.Phase
 	}
 	if s.Phase == old.Phase {
 		s.Reason, s.Message = old.Reason, old.Message

@@ -156,6 +156,14 @@ func TestTerminalPhaseIsNeverLeft(t *testing.T) {
 	if got := generateAPIPodStatus(statusInput{pod: pod, runtime: rs, old: old, now: t0}); got.Phase != corev1.PodSucceeded {
 		t.Fatalf("phase = %s, want Succeeded kept", got.Phase)
 	}
+	// An evicted pod whose container then exits 0 stays Failed, with the
+	// eviction's reason and message.
+	evicted := &corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory. "}
+	rs = &noderuntime.PodStatus{ID: pod.UID, ContainerStatuses: []*noderuntime.ContainerStatus{exited("a", 0, 0)}}
+	got := generateAPIPodStatus(statusInput{pod: pod, runtime: rs, old: evicted, terminal: true, now: t0})
+	if got.Phase != corev1.PodFailed || got.Reason != "Evicted" || got.Message != evicted.Message {
+		t.Fatalf("status %s %q %q, want the eviction's Failed kept", got.Phase, got.Reason, got.Message)
+	}
 }
 
 func TestQOSClass(t *testing.T) {

@@ -18,15 +18,17 @@
 //
 // Default is the manager: every 10s (Synchronize) it reads the stats,
 // updates the conditions and, for the first threshold that calls for
-// reclaim, frees unused images when the signal is a disk one (through a
-// Reclaimer, the image GC) and, if that was not enough, evicts the first
+// reclaim, frees node-level resources when the signal is a disk one (dead
+// containers and sandboxes through a ContainerGC, the agent's, then unused
+// images through a Reclaimer, the image GC, unless the signal is nodefs
+// and the image filesystem is another one) and, if that was not enough,
+// evicts the first
 // non-critical pod in rank order (one per pass) through a PodKiller: 1s
 // grace for a hard threshold, the pod's own bounded by
 // MaxPodGracePeriodSeconds for a soft one; the pod ends Failed, reason
 // Evicted, with the kubelet's message, a DisruptionTarget condition and
 // an Evicted Warning event. Static, mirror and system-critical pods are
-// never evicted. Dead containers are not reclaimed yet (the runtime
-// manager's container GC removes them on its own schedule).
+// never evicted.
 //
 // # Extending
 //

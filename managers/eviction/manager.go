@@ -38,8 +38,9 @@ type PodLister interface {
 }
 
 // PodKiller terminates an evicted pod with the given grace period, applying
-// status to its final status; it blocks until the pod has terminated or ctx
-// ends.
+// status to its final status; it blocks until the pod has terminated and
+// its resources are reclaimed (the kubelet's waitForPodsCleanup: volumes
+// torn down), within a bound of its own, or ctx ends.
 type PodKiller interface {
 	KillPod(ctx context.Context, pod *corev1.Pod, gracePeriodSeconds int64, status func(*corev1.PodStatus)) error
 }
@@ -48,6 +49,14 @@ type PodKiller interface {
 // evicted for a disk signal; images.Manager is one.
 type Reclaimer interface {
 	DeleteUnusedImages(ctx context.Context) (uint64, error)
+}
+
+// ContainerGC removes, on demand, every dead container and sandbox that
+// is not needed, those of terminated pods included, before pods are
+// evicted for a disk signal (the kubelet's
+// containerGC.DeleteAllUnusedContainers); agent.Agent is one.
+type ContainerGC interface {
+	DeleteAllUnusedContainers(ctx context.Context) error
 }
 
 // immediateGracePeriod is the kubelet's grace period for hard evictions.
@@ -60,7 +69,8 @@ type Default struct {
 	stats   StatsReader
 	pods    PodLister
 	killer  PodKiller
-	reclaim Reclaimer // may be nil
+	reclaim Reclaimer   // may be nil
+	dead    ContainerGC // may be nil
 	ranker  Ranker
 	events  noderuntime.EventRecorder
 	clk     clock.WithTicker
@@ -72,9 +82,9 @@ type Default struct {
 	conditions map[corev1.NodeConditionType]bool
 }
 
-// NewDefault returns the manager; cfg must be valid. reclaim may be nil;
-// ranker nil means KubeletRanker. It does no I/O.
-func NewDefault(stats StatsReader, pods PodLister, killer PodKiller, reclaim Reclaimer, ranker Ranker,
+// NewDefault returns the manager; cfg must be valid. reclaim and dead may
+// be nil; ranker nil means KubeletRanker. It does no I/O.
+func NewDefault(stats StatsReader, pods PodLister, killer PodKiller, reclaim Reclaimer, dead ContainerGC, ranker Ranker,
 	events noderuntime.EventRecorder, clk clock.WithTicker, log logr.Logger, cfg Config) (*Default, error) {
 	policy, err := cfg.Policy()
 	if err != nil {
@@ -86,7 +96,7 @@ func NewDefault(stats StatsReader, pods PodLister, killer PodKiller, reclaim Rec
 	if ranker == nil {
 		ranker = KubeletRanker{}
 	}
-	return &Default{stats: stats, pods: pods, killer: killer, reclaim: reclaim, ranker: ranker, events: events,
+	return &Default{stats: stats, pods: pods, killer: killer, reclaim: reclaim, dead: dead, ranker: ranker, events: events,
 		clk: clk, log: log.WithName("eviction"), cfg: cfg, monitor: NewMonitor(policy),
 		conditions: map[corev1.NodeConditionType]bool{}}, nil
 }
@@ -135,23 +145,39 @@ func (m *Default) Synchronize(ctx context.Context) (*corev1.Pod, error) {
 		return nil, nil
 	}
 	th := d.Act[0]
-	if m.reclaimed(ctx, th) {
+	if m.reclaimed(ctx, th, node) {
 		return nil, nil
 	}
 	return m.evictOne(ctx, th)
 }
 
-// reclaimed frees unused images for a disk signal and reports whether
-// the threshold no longer holds afterwards.
-func (m *Default) reclaimed(ctx context.Context, th Threshold) bool {
-	if m.reclaim == nil || resourceOf[th.Signal] != corev1.ResourceEphemeralStorage && resourceOf[th.Signal] != "inodes" {
+// reclaimed frees node-level resources for a disk signal, as the
+// kubelet's reclaimNodeLevelResources: dead containers and sandboxes
+// first, then unused images, except for a nodefs signal when the image
+// filesystem is a filesystem of its own (removing images would not free
+// nodefs). It reports whether the threshold no longer holds afterwards.
+func (m *Default) reclaimed(ctx context.Context, th Threshold, node *statsapi.NodeStats) bool {
+	if resourceOf[th.Signal] != corev1.ResourceEphemeralStorage && resourceOf[th.Signal] != "inodes" {
 		return false
 	}
-	freed, err := m.reclaim.DeleteUnusedImages(ctx)
-	if err != nil {
-		m.log.Error(err, "eviction manager: image reclaim failed")
+	images := m.reclaim != nil && (th.Signal == SignalImageFsAvailable || th.Signal == SignalImageFsInodesFree || !dedicatedImageFs(node))
+	if m.dead == nil && !images {
+		return false
 	}
-	m.log.Info("eviction manager: reclaimed node-level resources", "signal", th.Signal, "bytesFreed", freed)
+	if m.dead != nil {
+		if err := m.dead.DeleteAllUnusedContainers(ctx); err != nil {
+			m.log.Error(err, "eviction manager: dead container reclaim failed")
+		}
+	}
+	var freed uint64
+	if images {
+		var err error
+		if freed, err = m.reclaim.DeleteUnusedImages(ctx); err != nil {
+			m.log.Error(err, "eviction manager: image reclaim failed")
+		}
+	}
+	m.log.Info("eviction manager: reclaimed node-level resources", "signal", th.Signal,
+		"deadContainers", m.dead != nil, "images", images, "imageBytesFreed", freed)
 	node, err := m.stats.NodeStats(ctx, false)
 	if err != nil {
 		return false
@@ -162,6 +188,18 @@ func (m *Default) reclaimed(ctx context.Context, th Threshold) bool {
 		limit += th.MinReclaim.Amount(o.Capacity)
 	}
 	return ok && o.Available >= limit
+}
+
+// dedicatedImageFs reports whether the runtime's image filesystem is not
+// the node's: the kubelet compares devices, the summary has none, so a
+// different capacity or inode count tells them apart.
+func dedicatedImageFs(node *statsapi.NodeStats) bool {
+	if node == nil || node.Fs == nil || node.Runtime == nil || node.Runtime.ImageFs == nil {
+		return false
+	}
+	n, i := node.Fs, node.Runtime.ImageFs
+	differ := func(a, b *uint64) bool { return a != nil && b != nil && *a != *b }
+	return differ(n.CapacityBytes, i.CapacityBytes) || differ(n.Inodes, i.Inodes)
 }
 
 // evictOne evicts the first non-critical pod in rank order.

@@ -50,11 +50,29 @@ func (f *fakeKiller) KillPod(_ context.Context, p *corev1.Pod, grace int64, stat
 	return nil
 }
 
-type fakeReclaimer struct{ calls int }
+// reclaimLog records the order of node-level reclaims.
+type reclaimLog struct{ calls []string }
+
+type fakeReclaimer struct {
+	calls int
+	log   *reclaimLog
+}
 
 func (f *fakeReclaimer) DeleteUnusedImages(context.Context) (uint64, error) {
 	f.calls++
+	f.log.calls = append(f.log.calls, "images")
 	return 100, nil
+}
+
+type fakeDead struct {
+	calls int
+	log   *reclaimLog
+}
+
+func (f *fakeDead) DeleteAllUnusedContainers(context.Context) error {
+	f.calls++
+	f.log.calls = append(f.log.calls, "containers")
+	return nil
 }
 
 type fakeEvents struct{ events []string }
@@ -72,20 +90,24 @@ func nodeStats(memAvail, fsAvail uint64) *statsapi.NodeStats {
 }
 
 type managerFixture struct {
-	stats   *fakeStats
-	killer  *fakeKiller
-	reclaim *fakeReclaimer
-	events  *fakeEvents
-	clk     *clocktesting.FakeClock
-	m       *Default
+	stats    *fakeStats
+	killer   *fakeKiller
+	reclaim  *fakeReclaimer
+	dead     *fakeDead
+	reclaims *reclaimLog
+	events   *fakeEvents
+	clk      *clocktesting.FakeClock
+	m        *Default
 }
 
 func newManager(t *testing.T, cfg Config, pods []*corev1.Pod, nodes ...*statsapi.NodeStats) *managerFixture {
 	t.Helper()
-	f := &managerFixture{stats: &fakeStats{nodes: nodes}, killer: &fakeKiller{}, reclaim: &fakeReclaimer{}, events: &fakeEvents{},
+	log := &reclaimLog{}
+	f := &managerFixture{stats: &fakeStats{nodes: nodes}, killer: &fakeKiller{}, reclaim: &fakeReclaimer{log: log},
+		dead: &fakeDead{log: log}, reclaims: log, events: &fakeEvents{},
 		clk: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	var err error
-	f.m, err = NewDefault(f.stats, fakePods(pods), f.killer, f.reclaim, nil, f.events, f.clk, logr.Discard(), cfg)
+	f.m, err = NewDefault(f.stats, fakePods(pods), f.killer, f.reclaim, f.dead, nil, f.events, f.clk, logr.Discard(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,20 +155,20 @@ func TestSynchronizeEvictsForMemoryTheRankedPodButNeverAStaticOne(t *testing.T) 
 	if c := f.m.Conditions(); !c[corev1.NodeMemoryPressure] || c[corev1.NodeDiskPressure] {
 		t.Errorf("conditions %v, want MemoryPressure only", c)
 	}
-	if f.reclaim.calls != 0 {
-		t.Error("images were reclaimed for a memory signal")
+	if f.reclaim.calls != 0 || f.dead.calls != 0 {
+		t.Error("images or containers were reclaimed for a memory signal")
 	}
 }
 
-func TestSynchronizeReclaimsImagesFirstForDisk(t *testing.T) {
+func TestSynchronizeReclaimsContainersAndImagesFirstForDisk(t *testing.T) {
 	pods, stats := threePods()
 	f := newManager(t, Config{}, pods, nodeStats(500<<20, 5<<30), nodeStats(500<<20, 20<<30))
 	f.stats.pods = stats
 	if evicted, err := f.m.Synchronize(context.Background()); err != nil || evicted != nil {
 		t.Fatalf("Synchronize = %v, %v; want no eviction once images freed the disk", evicted, err)
 	}
-	if f.reclaim.calls != 1 || !f.m.Conditions()[corev1.NodeDiskPressure] {
-		t.Fatalf("reclaims %d, conditions %v", f.reclaim.calls, f.m.Conditions())
+	if got := strings.Join(f.reclaims.calls, ","); got != "containers,images" || !f.m.Conditions()[corev1.NodeDiskPressure] {
+		t.Fatalf("reclaims %s (want dead containers, then images), conditions %v", got, f.m.Conditions())
 	}
 	// Still short after the reclaim: the largest disk user goes (not the
 	// static pod).
@@ -213,5 +235,38 @@ func TestConfigPolicy(t *testing.T) {
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate(%+v) = %v, want %q", *cfg, err, want)
 		}
+	}
+}
+
+func TestSynchronizeNodeFsOnItsOwnFilesystemReclaimsOnlyDeadContainers(t *testing.T) {
+	pods, stats := threePods()
+	// The image filesystem is another filesystem (another capacity):
+	// removing images cannot free nodefs.
+	withImageFs := func(n *statsapi.NodeStats) *statsapi.NodeStats {
+		avail, capacity := uint64(50<<30), uint64(200<<30)
+		n.Runtime = &statsapi.RuntimeStats{ImageFs: &statsapi.FsStats{AvailableBytes: &avail, CapacityBytes: &capacity}}
+		return n
+	}
+	f := newManager(t, Config{}, pods, withImageFs(nodeStats(500<<20, 5<<30)))
+	f.stats.pods = stats
+	evicted, err := f.m.Synchronize(context.Background())
+	if err != nil || evicted == nil || evicted.Name != "besteffort" {
+		t.Fatalf("Synchronize = %v, %v; want besteffort evicted after the reclaim freed nothing", evicted, err)
+	}
+	if got := strings.Join(f.reclaims.calls, ","); got != "containers" {
+		t.Errorf("reclaims %q, want only the dead containers for nodefs on its own filesystem", got)
+	}
+	// imagefs short: both.
+	f.reclaims.calls = nil
+	low, capacity := uint64(1<<30), uint64(200<<30)
+	n := nodeStats(500<<20, 50<<30)
+	n.Runtime = &statsapi.RuntimeStats{ImageFs: &statsapi.FsStats{AvailableBytes: &low, CapacityBytes: &capacity}}
+	f.stats.nodes = []*statsapi.NodeStats{n}
+	f.killer.kills = nil
+	if _, err := f.m.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.reclaims.calls, ","); got != "containers,images" {
+		t.Errorf("reclaims %q for imagefs, want containers,images", got)
 	}
 }

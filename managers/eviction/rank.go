@@ -22,7 +22,8 @@ type Ranker interface {
 //     requests first, then lower priority first, then the larger working
 //     set above requests;
 //   - nodefs/imagefs available: the same with ephemeral-storage usage
-//     (the pod's ephemeral storage: rootfs, logs and emptyDirs);
+//     (its containers' writable layers and logs and its local ephemeral
+//     volumes: emptyDir on disk, configMap, gitRepo);
 //   - inodesFree: the same with inodes used, against no request;
 //   - pid.available: lower priority first, then more processes.
 //
@@ -34,7 +35,7 @@ var _ Ranker = KubeletRanker{}
 // Rank implements Ranker.
 func (KubeletRanker) Rank(signal Signal, pods []*corev1.Pod, stats map[types.UID]statsapi.PodStats) []*corev1.Pod {
 	out := append([]*corev1.Pod(nil), pods...)
-	var usage func(statsapi.PodStats) (int64, bool)
+	var usage func(*corev1.Pod, statsapi.PodStats) (int64, bool)
 	var request corev1.ResourceName
 	switch signal {
 	case SignalMemoryAvailable:
@@ -61,7 +62,7 @@ func (KubeletRanker) Rank(signal Signal, pods []*corev1.Pod, stats map[types.UID
 		if !ok {
 			return 0, false
 		}
-		u, ok := usage(s)
+		u, ok := usage(p, s)
 		if !ok {
 			return 0, false
 		}
@@ -117,7 +118,7 @@ func priority(p *corev1.Pod) int32 {
 	return 0
 }
 
-func memoryUsage(s statsapi.PodStats) (int64, bool) {
+func memoryUsage(_ *corev1.Pod, s statsapi.PodStats) (int64, bool) {
 	if s.Memory != nil && s.Memory.WorkingSetBytes != nil {
 		return int64(*s.Memory.WorkingSetBytes), true
 	}
@@ -132,18 +133,63 @@ func memoryUsage(s statsapi.PodStats) (int64, bool) {
 	return sum, found
 }
 
-func diskUsage(s statsapi.PodStats) (int64, bool) {
-	if s.EphemeralStorage != nil && s.EphemeralStorage.UsedBytes != nil {
-		return int64(*s.EphemeralStorage.UsedBytes), true
+// diskUsage is the pod's use of local storage as the kubelet measures it
+// for ranking: its containers' writable layers and logs plus its local
+// ephemeral volumes (see localVolumeNames) from VolumeStats; the pod's
+// EphemeralStorage when the stats have none of these.
+func diskUsage(p *corev1.Pod, s statsapi.PodStats) (int64, bool) {
+	return fsUsage(p, s, func(f *statsapi.FsStats) *uint64 { return f.UsedBytes })
+}
+
+// inodeUsage is diskUsage in inodes.
+func inodeUsage(p *corev1.Pod, s statsapi.PodStats) (int64, bool) {
+	return fsUsage(p, s, func(f *statsapi.FsStats) *uint64 { return f.InodesUsed })
+}
+
+func fsUsage(p *corev1.Pod, s statsapi.PodStats, field func(*statsapi.FsStats) *uint64) (int64, bool) {
+	var sum int64
+	found := false
+	add := func(f *statsapi.FsStats) {
+		if f == nil {
+			return
+		}
+		if v := field(f); v != nil {
+			sum, found = sum+int64(*v), true
+		}
+	}
+	for _, c := range s.Containers {
+		add(c.Rootfs)
+		add(c.Logs)
+	}
+	local := localVolumeNames(p)
+	for i := range s.VolumeStats {
+		if local[s.VolumeStats[i].Name] {
+			add(&s.VolumeStats[i].FsStats)
+		}
+	}
+	if found {
+		return sum, true
+	}
+	if s.EphemeralStorage != nil {
+		if v := field(s.EphemeralStorage); v != nil {
+			return int64(*v), true
+		}
 	}
 	return 0, false
 }
 
-func inodeUsage(s statsapi.PodStats) (int64, bool) {
-	if s.EphemeralStorage != nil && s.EphemeralStorage.InodesUsed != nil {
-		return int64(*s.EphemeralStorage.InodesUsed), true
+// localVolumeNames are the pod's volumes that live on the node's
+// filesystem and count as its ephemeral storage, as the kubelet's
+// IsLocalEphemeralVolume: emptyDir of the default medium, configMap and
+// gitRepo.
+func localVolumeNames(p *corev1.Pod) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil && v.EmptyDir.Medium == corev1.StorageMediumDefault || v.ConfigMap != nil || v.GitRepo != nil {
+			out[v.Name] = true
+		}
 	}
-	return 0, false
+	return out
 }
 
 func processes(stats map[types.UID]statsapi.PodStats, p *corev1.Pod) (int64, bool) {

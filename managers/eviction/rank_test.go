@@ -132,3 +132,30 @@ func TestObserveComputesTheKubeletsSignals(t *testing.T) {
 		t.Error("no stats gave observations")
 	}
 }
+
+func TestKubeletRankerCountsLocalVolumesForDisk(t *testing.T) {
+	t.Parallel()
+	const m = 1 << 20
+	withVolume := func(name, volume string, medium corev1.StorageMedium) *corev1.Pod {
+		p := pod(name, 0, "")
+		p.Spec.Volumes = []corev1.Volume{{Name: volume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}}}
+		return p
+	}
+	volumeStats := func(s statsapi.PodStats, volume string, used uint64) statsapi.PodStats {
+		s.VolumeStats = []statsapi.VolumeStats{{Name: volume, FsStats: statsapi.FsStats{UsedBytes: &used}}}
+		return s
+	}
+	pods := []*corev1.Pod{
+		pod("rootfs-50", 0, ""),                                     // 50Mi in its writable layer
+		withVolume("emptydir-100", "scratch", ""),                   // 5Mi + 100Mi in its emptyDir
+		withVolume("memory-500", "ram", corev1.StorageMediumMemory), // 1Mi + 500Mi of tmpfs, not disk
+	}
+	stats := map[types.UID]statsapi.PodStats{
+		"rootfs-50":    podStats("rootfs-50", m, 50*m, 1, 1),
+		"emptydir-100": volumeStats(podStats("emptydir-100", m, 5*m, 1, 1), "scratch", 100*m),
+		"memory-500":   volumeStats(podStats("memory-500", m, 1*m, 1, 1), "ram", 500*m),
+	}
+	if got := names(KubeletRanker{}.Rank(SignalNodeFsAvailable, pods, stats)); got != "emptydir-100,rootfs-50,memory-500" {
+		t.Fatalf("Rank(nodefs.available) = %s, want the emptyDir user, then the writable layer, then the tmpfs user", got)
+	}
+}

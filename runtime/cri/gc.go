@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -44,11 +46,31 @@ func (p *gcPod) running() bool {
 // returns true and in which nothing runs, it removes every container, then
 // every sandbox, then the pod's log directory and its pod directory
 // (<RootDir>/pods/<uid>, volumes included, tmpfs unmounted first) and its
-// pod cgroup. Pod directories this manager made for removed pods that have
+// pod cgroup. A removed container's log file and its rotated files go
+// with it. Pod directories this manager made for removed pods that have
 // nothing left in the runtime are removed too. It also forgets stale
 // CrashLoopBackOff and ImagePullBackOff entries. The returned error joins every failure; objects
 // already gone are not errors. Safe to call concurrently with SyncPod.
 func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UID) bool) error {
+	return m.collect(ctx, isPodRemoved, nil)
+}
+
+// DeleteAllUnusedContainers is the kubelet's
+// containerGC.DeleteAllUnusedContainers, which the eviction manager calls
+// to reclaim disk before it evicts a pod: GarbageCollect, and in addition,
+// for each pod that still exists but for which isPodTerminated returns
+// true and in which nothing runs, every container that does not run and
+// every sandbox that is not ready, the newest included (the kubelet's
+// evictNonDeletedPods). The pod's directories and logs stay (its status
+// still names them). There is no minimum age, as there is none in
+// GarbageCollect. Safe to call concurrently with SyncPod.
+func (m *Manager) DeleteAllUnusedContainers(ctx context.Context, isPodRemoved, isPodTerminated func(types.UID) bool) error {
+	return m.collect(ctx, isPodRemoved, isPodTerminated)
+}
+
+// collect is GarbageCollect, and DeleteAllUnusedContainers when
+// isPodTerminated is not nil.
+func (m *Manager) collect(ctx context.Context, isPodRemoved, isPodTerminated func(types.UID) bool) error {
 	defer m.backOff.GC()
 	defer m.pulls.gc()
 	pods, err := m.gcListPods(ctx)
@@ -60,6 +82,10 @@ func (m *Manager) GarbageCollect(ctx context.Context, isPodRemoved func(types.UI
 	for _, p := range pods {
 		if !isPodRemoved(p.uid) {
 			present[p.uid] = true
+			if isPodTerminated != nil && isPodTerminated(p.uid) && !p.running() {
+				errs = append(errs, m.removeAllDead(ctx, p)...)
+				continue
+			}
 			errs = append(errs, m.evictDeadContainers(ctx, p)...)
 			continue
 		}
@@ -148,6 +174,27 @@ func (m *Manager) evictDeadContainers(ctx context.Context, p *gcPod) []error {
 	return errs
 }
 
+// removeAllDead removes every container and sandbox of a terminated pod
+// in which nothing runs; the pod's directories stay.
+func (m *Manager) removeAllDead(ctx context.Context, p *gcPod) []error {
+	var errs []error
+	for _, c := range p.containers {
+		if err := m.removeContainer(ctx, p, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs // keep the sandboxes until their containers are gone
+	}
+	for _, s := range p.sandboxes {
+		if err := m.removeSandbox(ctx, p, s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.log.V(2).Info("removed the dead containers of a terminated pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
+	return errs
+}
+
 // removePod removes every container, every sandbox and the log directory of
 // a pod that no longer exists.
 func (m *Manager) removePod(ctx context.Context, p *gcPod) []error {
@@ -179,7 +226,25 @@ func (m *Manager) removeContainer(ctx context.Context, p *gcPod, c *runtimeapi.C
 	if err := m.rs.RemoveContainer(ctx, c.GetId()); err != nil && !crierrors.IsNotFound(err) {
 		return fmt.Errorf("remove container %q (%s) of pod %s: %w", c.GetMetadata().GetName(), c.GetId(), podFullName(p.name, p.namespace, p.uid), err)
 	}
-	return nil
+	return m.removeContainerLogs(p, c)
+}
+
+// removeContainerLogs removes a removed container's log file and its
+// rotated files, as the kubelet's removeContainerLog: the logs of a
+// container that is gone only take disk space.
+func (m *Manager) removeContainerLogs(p *gcPod, c *runtimeapi.Container) error {
+	if p.name == "" || c.GetMetadata().GetName() == "" {
+		return nil
+	}
+	current := filepath.Join(m.podLogDir(p.namespace, p.name, p.uid), containerLogPath(c.GetMetadata().GetName(), int(c.GetMetadata().GetAttempt())))
+	rotated, _ := filepath.Glob(current + ".*")
+	var errs []error
+	for _, f := range append([]string{current}, rotated...) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove log of container %q of pod %s: %w", c.GetMetadata().GetName(), podFullName(p.name, p.namespace, p.uid), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (m *Manager) removeSandbox(ctx context.Context, p *gcPod, s *runtimeapi.PodSandbox) error {

@@ -20,6 +20,7 @@ type gcObject struct {
 	id, sandbox, uid, name, instance string
 	created                          int64
 	running                          bool
+	attempt                          uint32
 }
 
 func labelsFor(o gcObject) map[string]string {
@@ -52,7 +53,7 @@ func seed(e *testEnv, objs []gcObject) {
 			state = runtimeapi.ContainerState_CONTAINER_RUNNING
 		}
 		containers = append(containers, &fakeapi.FakeContainer{SandboxID: o.sandbox, ContainerStatus: runtimeapi.ContainerStatus{
-			Id: o.id, State: state, CreatedAt: o.created, Labels: labelsFor(o), Metadata: &runtimeapi.ContainerMetadata{Name: o.name},
+			Id: o.id, State: state, CreatedAt: o.created, Labels: labelsFor(o), Metadata: &runtimeapi.ContainerMetadata{Name: o.name, Attempt: o.attempt},
 		}})
 	}
 	e.rs.SetFakeSandboxes(sandboxes)
@@ -182,5 +183,77 @@ func TestGarbageCollectReportsFailures(t *testing.T) {
 	}
 	if got := remaining(e); len(got) != 0 {
 		t.Errorf("remaining after retry: %v", got)
+	}
+}
+
+func TestDeleteAllUnusedContainersEmptiesTerminatedPodsThatStillExist(t *testing.T) {
+	e := newTestEnv(t)
+	seed(e, []gcObject{
+		// u1: terminated (evicted, still in the API): everything goes.
+		{id: "s1", uid: "u1", instance: testInstance, created: 1},
+		{id: "s1b", uid: "u1", instance: testInstance, created: 2},
+		{id: "a1", sandbox: "s1b", uid: "u1", name: "a", instance: testInstance, created: 3},
+		{id: "a2", sandbox: "s1b", uid: "u1", name: "a", instance: testInstance, created: 4},
+		// u2: alive: the usual policy keeps its newest dead container.
+		{id: "s2", uid: "u2", instance: testInstance, created: 1, running: true},
+		{id: "b1", sandbox: "s2", uid: "u2", name: "b", instance: testInstance, created: 2},
+		{id: "b2", sandbox: "s2", uid: "u2", name: "b", instance: testInstance, created: 3},
+		// u3: said to be terminated but something still runs: usual policy.
+		{id: "s3", uid: "u3", instance: testInstance, created: 1, running: true},
+		{id: "c1", sandbox: "s3", uid: "u3", name: "c", instance: testInstance, created: 2},
+		{id: "c2", sandbox: "s3", uid: "u3", name: "c", instance: testInstance, created: 3, running: true},
+		// u4: removed: gone as with GarbageCollect.
+		{id: "s4", uid: "u4", instance: testInstance, created: 1},
+		{id: "d1", sandbox: "s4", uid: "u4", name: "d", instance: testInstance, created: 2},
+	})
+	removed := func(uid types.UID) bool { return uid == "u4" }
+	terminated := func(uid types.UID) bool { return uid == "u1" || uid == "u3" || uid == "u4" }
+	// GarbageCollect alone keeps u1's newest dead container and sandbox.
+	if err := e.m.GarbageCollect(context.Background(), removed); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := remaining(e), []string{"a2", "b2", "c1", "c2", "s1b", "s2", "s3"}; !slices.Equal(got, want) {
+		t.Fatalf("after GarbageCollect remaining = %v, want %v", got, want)
+	}
+	if err := e.m.DeleteAllUnusedContainers(context.Background(), removed, terminated); err != nil {
+		t.Fatalf("DeleteAllUnusedContainers: %v", err)
+	}
+	if got, want := remaining(e), []string{"b2", "c1", "c2", "s2", "s3"}; !slices.Equal(got, want) {
+		t.Errorf("remaining = %v, want %v (the terminated pod's containers and sandboxes gone)", got, want)
+	}
+}
+
+func TestGarbageCollectRemovesTheLogsOfRemovedContainers(t *testing.T) {
+	e := newTestEnv(t)
+	seed(e, []gcObject{
+		{id: "s1", uid: "u1", instance: testInstance, created: 1, running: true},
+		{id: "a0", sandbox: "s1", uid: "u1", name: "a", instance: testInstance, created: 2, attempt: 0},
+		{id: "a1", sandbox: "s1", uid: "u1", name: "a", instance: testInstance, created: 3, attempt: 1},
+	})
+	dir := filepath.Join(e.cfg.RootDir, "logs", "ns_p-u1_u1", "a")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"0.log", "0.log.20260101-000000.gz", "1.log"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.m.GarbageCollect(context.Background(), func(types.UID) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if got := remaining(e); !slices.Equal(got, []string{"a1", "s1"}) {
+		t.Fatalf("remaining = %v, want the newest dead container", got)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, en := range entries {
+		left = append(left, en.Name())
+	}
+	if !slices.Equal(left, []string{"1.log"}) {
+		t.Errorf("logs left %v, want only the kept container's 1.log", left)
 	}
 }
