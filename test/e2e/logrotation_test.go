@@ -22,8 +22,12 @@ import (
 // `kubectl logs` reads the newest. The policy is the kubelet's default
 // (10Mi, 5 files); the check runs every 3 s instead of 10 s to keep the test
 // short. A file is rotated once it has reached 10 MiB at a check, so it may
-// hold what the container wrote since the last check: at 0.5 MiB/s the test
-// allows 3 MiB over the limit.
+// hold what the container wrote since the last check. At 0.5 MiB/s one
+// 3 s period is 1.5 MiB, but a check can come late: the previous rotation
+// (a gzip of 10 MiB, a ReopenContainerLog call) runs first, and on a
+// machine with a load average of 60 that took 40 s once (a 29 MiB file).
+// The test allows 50 s of writing (25 MiB) over the limit: a rotation that
+// never runs, or runs only at the end, still fails it.
 func TestContainerLogRotationKeepsFiveFilesOfTenMiB(t *testing.T) {
 	c := loadCluster(t)
 	_, nodeAddress := metricsServerEnv(t, c)
@@ -47,7 +51,7 @@ echo done-writing; sleep 3600 & wait`}
 	waitAPIPod(t, c, ns, "chatty", settle, "running", apiRunning)
 	dir := filepath.Join(h.rootDir, "logs", ns+"_chatty_"+string(created.UID), "main")
 
-	const limit, slack = 10 << 20, 3 << 20
+	const limit, slack = 10 << 20, 25 << 20
 	maxFiles, maxSize, sawGzip := 0, int64(0), false
 	var last []string
 	deadline := time.Now().Add(5 * time.Minute)
@@ -88,7 +92,7 @@ echo done-writing; sleep 3600 & wait`}
 		t.Errorf("saw %d log files at once, want at most 5", maxFiles)
 	}
 	if maxSize > limit+slack {
-		t.Errorf("a log file reached %s, want at most 10 MiB plus one check period of writing (%s)", formatSize(maxSize), formatSize(limit+slack))
+		t.Errorf("a log file reached %s, want at most 10 MiB plus 50 s of writing (%s)", formatSize(maxSize), formatSize(limit+slack))
 	}
 	if !sawGzip {
 		t.Error("no rotated file was compressed")
