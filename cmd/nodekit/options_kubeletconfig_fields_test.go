@@ -23,6 +23,12 @@ var fieldCases = []struct {
 	got   func(c nodekit.Config) any
 	want  any
 }{
+	{"rotateCertificates", "rotateCertificates: true\n", func(c nodekit.Config) any { return c.Certificates.RotateCertificates }, true},
+	{"staticPodURL", "staticPodURL: http://192.0.2.7/pods\n", func(c nodekit.Config) any { return c.HTTPSource.URL }, "http://192.0.2.7/pods"},
+	{"staticPodURLHeader", "staticPodURL: http://192.0.2.7/pods\nstaticPodURLHeader:\n  X-Node: [a, b]\n", func(c nodekit.Config) any { return fmt.Sprint(c.HTTPSource.Header["X-Node"]) }, "[a b]"},
+	{"httpCheckFrequency", "httpCheckFrequency: 7s\n", func(c nodekit.Config) any { return c.HTTPSource.CheckPeriod }, 7 * time.Second},
+	{"shutdownGracePeriod", "shutdownGracePeriod: 30s\n", func(c nodekit.Config) any { return c.Shutdown.GracePeriod }, 30 * time.Second},
+	{"shutdownGracePeriodCriticalPods", "shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n", func(c nodekit.Config) any { return c.Shutdown.GracePeriodCriticalPods }, 10 * time.Second},
 	{"enableServer", "enableServer: false\nreadOnlyPort: 10255\n", func(c nodekit.Config) any { return [2]int{c.Server.Port, c.Server.SecurePort} }, [2]int{0, 0}},
 	{"enableDebuggingHandlers", "enableDebuggingHandlers: true\nport: 10251\n", func(c nodekit.Config) any { return c.Server.SecurePort }, 10251},
 	{"staticPodPath", "staticPodPath: /etc/kubernetes/manifests\n", func(c nodekit.Config) any { return c.Manifests }, "/etc/kubernetes/manifests"},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,20 +39,16 @@ var supportedFields = []string{
 	"systemReserved", "kubeReserved", "allowedUnsafeSysctls", "seccompDefault", "registerNode",
 	"registerWithTaints", "containerRuntimeEndpoint", "imageServiceEndpoint",
 	"crashLoopBackOff.maxContainerRestartPeriod", "logging.verbosity", "logging.format",
+	"rotateCertificates", "staticPodURL", "staticPodURLHeader", "httpCheckFrequency",
+	"shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
 }
 
 // unsupportedReasons say why nodekit ignores a field it does not map;
 // fields not named here have no counterpart in nodekit.
 var unsupportedReasons = map[string]string{
-	"rotateCertificates":               "client certificate rotation is not built in nodekit; renew the kubeconfig's certificate yourself",
-	"staticPodURL":                     "the HTTP manifest source is not built in nodekit",
-	"staticPodURLHeader":               "the HTTP manifest source is not built in nodekit",
-	"httpCheckFrequency":               "the HTTP manifest source is not built in nodekit",
 	"healthzPort":                      "nodekit serves /healthz on the read-only port and the secure port, not on a port of its own",
 	"healthzBindAddress":               "nodekit serves /healthz on the read-only port and the secure port, not on a port of its own",
-	"shutdownGracePeriod":              "graceful node shutdown is not built in nodekit",
-	"shutdownGracePeriodCriticalPods":  "graceful node shutdown is not built in nodekit",
-	"shutdownGracePeriodByPodPriority": "graceful node shutdown is not built in nodekit",
+	"shutdownGracePeriodByPodPriority": "graceful node shutdown by pod priority is set through the library only (nodekit.Config.Shutdown); use shutdownGracePeriod and shutdownGracePeriodCriticalPods",
 	"featureGates":                     "nodekit has no feature gates",
 	"registryPullQPS":                  "nodekit does not rate-limit image pulls",
 	"registryBurst":                    "nodekit does not rate-limit image pulls",
@@ -200,6 +197,12 @@ func (f *kubeletConfigFile) flagValues() []flagValue {
 	str("kubeReserved", "kube-reserved", joinMap(kc.KubeReserved, "="))
 	str("allowedUnsafeSysctls", "allowed-unsafe-sysctls", strings.Join(kc.AllowedUnsafeSysctls, ","))
 	str("registerWithTaints", "register-with-taints", formatTaints(kc.RegisterWithTaints))
+	str("rotateCertificates", "rotate-certificates", strconv.FormatBool(kc.RotateCertificates))
+	str("staticPodURL", "manifest-url", kc.StaticPodURL)
+	str("staticPodURLHeader", "manifest-url-header", (&headerFlag{header: http.Header(kc.StaticPodURLHeader)}).String())
+	dur("httpCheckFrequency", "http-check-frequency", kc.HTTPCheckFrequency.Duration)
+	dur("shutdownGracePeriod", "shutdown-grace-period", kc.ShutdownGracePeriod.Duration)
+	dur("shutdownGracePeriodCriticalPods", "shutdown-grace-period-critical-pods", kc.ShutdownGracePeriodCriticalPods.Duration)
 	endpoint := kc.ContainerRuntimeEndpoint
 	if endpoint == "" {
 		endpoint = defaultContainerRuntimeEndpoint

@@ -58,7 +58,7 @@ func TestKubeadmFileStartsWithWarningsOnly(t *testing.T) {
 	for _, w := range warnings {
 		fields = append(fields, strings.Fields(w)[2])
 	}
-	want := []string{"healthzBindAddress", "healthzPort", "rotateCertificates"}
+	want := []string{"healthzBindAddress", "healthzPort"}
 	if !slices.Equal(fields, want) {
 		t.Errorf("warnings name %q, want %q:\n%s", fields, want, strings.Join(warnings, "\n"))
 	}

@@ -115,13 +115,13 @@ func TestKubeadmKubeletConfigurationStartsTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := string(b)
-	for _, field := range []string{"healthzBindAddress", "healthzPort", "rotateCertificates"} {
+	for _, field := range []string{"healthzBindAddress", "healthzPort"} {
 		if n := strings.Count(log, "KubeletConfiguration field "+field+" is not supported"); n != 1 {
 			t.Errorf("field %s is named %d times in the log, want once", field, n)
 		}
 	}
-	if n := strings.Count(log, "KubeletConfiguration field"); n != 3 {
-		t.Errorf("%d fields named in the log, want 3 (the kubeadm file's supported fields must not warn)", n)
+	if n := strings.Count(log, "KubeletConfiguration field"); n != 2 {
+		t.Errorf("%d fields named in the log, want 2 (the kubeadm file's supported fields must not warn)", n)
 	}
 	if !strings.Contains(log, `Using the runtime's cgroup driver in place of the configured one`) {
 		t.Errorf("the log does not say the runtime's cgroup driver replaced the file's systemd")
