@@ -25,6 +25,7 @@ type containerRecord struct {
 	running    bool
 	startedAt  time.Time
 	terminated bool
+	exitCode   int32 // of the terminated container
 	// carriedStarted is the Started the agent passed in, before the Prober
 	// set it: it is trusted only for adopted containers.
 	carriedStarted bool
@@ -132,6 +133,9 @@ func newContainerRecord(s *corev1.ContainerStatus) containerRecord {
 		id:             s.ContainerID,
 		terminated:     s.State.Terminated != nil,
 		carriedStarted: s.Started != nil && *s.Started,
+	}
+	if t := s.State.Terminated; t != nil {
+		c.exitCode = t.ExitCode
 	}
 	if r := s.State.Running; r != nil {
 		c.running = true

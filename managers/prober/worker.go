@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 	"sync"
 	"time"
 
@@ -159,7 +160,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 	if !c.running {
 		w.set(ctx, Failure)
-		return !c.terminated || w.pod.Spec.RestartPolicy != corev1.RestartPolicyNever || w.sidecar
+		// Probing goes on only for a container that will be restarted: the
+		// container's own restartPolicy and rules decide, as the kubelet's.
+		return !c.terminated || w.sidecar || noderuntime.ContainerShouldRestart(&w.container, &w.pod.Spec, c.exitCode)
 	}
 	if rec.deleting && w.key.probe != Readiness {
 		// Let a pod being deleted stop quietly.

@@ -51,6 +51,26 @@ func TestWorkerStopsOrGoesOn(t *testing.T) {
 		status:   podStatus(terminated("app", ctrID, 1)),
 		wantGoOn: false, wantCache: "Failure",
 	}, {
+		name: "a worker of an exited container whose own restartPolicy Always overrides the pod's Never goes on",
+		pod: func() *corev1.Pod {
+			p := newPod(corev1.Container{Name: "app", RestartPolicy: &always, ReadinessProbe: execProbe()})
+			p.Spec.RestartPolicy = corev1.RestartPolicyNever
+			return p
+		},
+		probe:    Readiness,
+		status:   podStatus(terminated("app", ctrID, 1)),
+		wantGoOn: true, wantCache: "Failure",
+	}, {
+		name: "a worker of a container that exited 0 under restartPolicy OnFailure stops",
+		pod: func() *corev1.Pod {
+			p := newPod(corev1.Container{Name: "app", ReadinessProbe: execProbe()})
+			p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+			return p
+		},
+		probe:    Readiness,
+		status:   podStatus(terminated("app", ctrID, 0)),
+		wantGoOn: false, wantCache: "Failure",
+	}, {
 		name: "a worker of an exited sidecar goes on even under restartPolicy Never",
 		pod: func() *corev1.Pod {
 			p := newPod(corev1.Container{Name: "app"})
