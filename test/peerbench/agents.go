@@ -13,9 +13,10 @@ import (
 // static pods from a manifest directory.
 type agent struct {
 	name string
-	// command returns the agent's command for root directory dir and
-	// manifest directory manifests; it may write files under dir.
-	command func(dir, manifests string) (*exec.Cmd, error)
+	// command returns the agent's command for root directory dir,
+	// manifest directory manifests and pods pods; it may write files
+	// under dir.
+	command func(dir, manifests string, pods int) (*exec.Cmd, error)
 }
 
 // kubeletAgent is the upstream kubelet with the settings a standalone
@@ -23,7 +24,7 @@ type agent struct {
 // API server) and its defaults otherwise: stats, eviction, image and
 // container GC all run as they do on a node.
 func kubeletAgent(o options) agent {
-	return agent{name: "kubelet", command: func(dir, manifests string) (*exec.Cmd, error) {
+	return agent{name: "kubelet", command: func(dir, manifests string, pods int) (*exec.Cmd, error) {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
@@ -52,7 +53,8 @@ authorization:
 failSwapOn: false
 resolvConf: /etc/resolv.conf
 serializeImagePulls: false
-`, o.cgroupRoot, o.endpoint, manifests, port, healthz)
+maxPods: %d
+`, o.cgroupRoot, o.endpoint, manifests, port, healthz, maxPods(pods))
 		path := filepath.Join(dir, "kubelet-config.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			return nil, err
@@ -65,16 +67,21 @@ serializeImagePulls: false
 // nodekitAgent is nodekit with its defaults (stats, eviction, image GC and
 // the read-only port on; the secure port needs an API server).
 func nodekitAgent(o options) agent {
-	return agent{name: "nodekit", command: func(dir, manifests string) (*exec.Cmd, error) {
+	return agent{name: "nodekit", command: func(dir, manifests string, pods int) (*exec.Cmd, error) {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
 		return exec.Command(o.nodekit, "run", "--runtime-endpoint="+o.endpoint, "--node-name=peerbench-nodekit",
 			"--node-ip=127.0.0.1", "--manifests="+manifests, "--root-dir="+filepath.Join(dir, "root"),
-			"--cgroup-root="+o.cgroupRoot, "--read-only-port="+strconv.Itoa(port), "--v=1"), nil
+			"--cgroup-root="+o.cgroupRoot, "--read-only-port="+strconv.Itoa(port), "--max-pods="+strconv.Itoa(maxPods(pods)),
+			"--v=1"), nil
 	}}
 }
+
+// maxPods is both agents' pod limit: the kubelet's default 110, or the
+// benchmark's pod count when it is larger (500 pods on one node).
+func maxPods(pods int) int { return max(110, pods) }
 
 // freePort returns a loopback TCP port nobody listens on now.
 func freePort() (int, error) {

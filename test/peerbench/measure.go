@@ -50,7 +50,7 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if err := writeManifests(manifests, n, o.image); err != nil {
 		return m, err
 	}
-	cmd, err := a.command(dir, manifests)
+	cmd, err := a.command(dir, manifests, n)
 	if err != nil {
 		return m, err
 	}
