@@ -14,24 +14,25 @@ import (
 type agent struct {
 	name string
 	// command returns the agent's command for root directory dir,
-	// manifest directory manifests and pods pods; it may write files
-	// under dir.
-	command func(dir, manifests string, pods int) (*exec.Cmd, error)
+	// manifest directory manifests and pods pods, and the URL of its
+	// /metrics; it may write files under dir.
+	command func(dir, manifests string, pods int) (*exec.Cmd, string, error)
 }
 
 // kubeletAgent is the upstream kubelet with the settings a standalone
 // kubelet needs on these machines (cgroup v1, cgroupfs, no swap check, no
-// API server) and its defaults otherwise: stats, eviction, image and
-// container GC all run as they do on a node.
+// API server; anonymous access to its port on loopback, for /metrics) and
+// its defaults otherwise: stats, eviction, image and container GC all run
+// as they do on a node.
 func kubeletAgent(o options) agent {
-	return agent{name: "kubelet", command: func(dir, manifests string, pods int) (*exec.Cmd, error) {
+	return agent{name: "kubelet", command: func(dir, manifests string, pods int) (*exec.Cmd, string, error) {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		healthz, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		cfg := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -46,7 +47,7 @@ readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 healthzPort: %d
 authentication:
-  anonymous: {enabled: false}
+  anonymous: {enabled: true}
   webhook: {enabled: false}
 authorization:
   mode: AlwaysAllow
@@ -57,25 +58,25 @@ maxPods: %d
 `, o.cgroupRoot, o.endpoint, manifests, port, healthz, maxPods(pods))
 		path := filepath.Join(dir, "kubelet-config.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		return exec.Command(o.kubelet, "--config="+path, "--root-dir="+filepath.Join(dir, "root"),
-			"--hostname-override=peerbench-kubelet", "--v=1"), nil
+			"--hostname-override=peerbench-kubelet", "--v=1"), fmt.Sprintf("https://127.0.0.1:%d/metrics", port), nil
 	}}
 }
 
 // nodekitAgent is nodekit with its defaults (stats, eviction, image GC and
 // the read-only port on; the secure port needs an API server).
 func nodekitAgent(o options) agent {
-	return agent{name: "nodekit", command: func(dir, manifests string, pods int) (*exec.Cmd, error) {
+	return agent{name: "nodekit", command: func(dir, manifests string, pods int) (*exec.Cmd, string, error) {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		return exec.Command(o.nodekit, "run", "--runtime-endpoint="+o.endpoint, "--node-name=peerbench-nodekit",
 			"--node-ip=127.0.0.1", "--manifests="+manifests, "--root-dir="+filepath.Join(dir, "root"),
 			"--cgroup-root="+o.cgroupRoot, "--read-only-port="+strconv.Itoa(port), "--max-pods="+strconv.Itoa(maxPods(pods)),
-			"--v=1"), nil
+			"--v=1"), fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil
 	}}
 }
 

@@ -20,11 +20,12 @@ type measurement struct {
 	mem       memory        // resident memory at the window's end
 	toRunning time.Duration // process start to every pod's container running
 	teardown  time.Duration // manifests removed to no pod container running
+	relist    time.Duration // mean PLEG relist over the steady window (0: unknown)
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs",
-		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds())
+	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs, mean relist %.1fms",
+		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
 }
 
 // millicores is the steady CPU as thousandths of a core.
@@ -33,6 +34,8 @@ func (m measurement) millicores() float64 {
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // measure runs agent a with n static pods on a clean runtime and measures
 // it; the runtime is cleaned again afterwards.
@@ -50,7 +53,7 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if err := writeManifests(manifests, n, o.image); err != nil {
 		return m, err
 	}
-	cmd, err := a.command(dir, manifests, n)
+	cmd, metrics, err := a.command(dir, manifests, n)
 	if err != nil {
 		return m, err
 	}
@@ -70,8 +73,15 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if m.startCPU, err = cpuOf(p.pid()); err != nil {
 		return m, err
 	}
+	before, errBefore := scrapeRelist(ctx, metrics)
 	if err := p.idle(ctx, o.steady); err != nil {
 		return m, fmt.Errorf("steady window: %w (log: %s)", err, p.tail())
+	}
+	after, errAfter := scrapeRelist(ctx, metrics)
+	if err := errors.Join(errBefore, errAfter); err != nil {
+		logf("%s: no relist duration: %v", a.name, err)
+	} else {
+		m.relist = meanRelist(before, after)
 	}
 	end, err := cpuOf(p.pid())
 	if err != nil {

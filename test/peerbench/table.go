@@ -17,18 +17,18 @@ type row struct {
 // rounds, and nodekit's figures as ratios of the kubelet's.
 func printTable(w io.Writer, o options, rows []row) {
 	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s\n\n", o.steady, o.rounds, loadAverage())
-	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		k, n := median(r.runs[0]), median(r.runs[1])
 		for i, m := range []measurement{k, n} {
-			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
-				m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds())
+			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+				m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
 		}
-		fmt.Fprintf(w, "| %d | **ratio** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** |\n", r.pods,
+		fmt.Fprintf(w, "| %d | **ratio** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** |\n", r.pods,
 			ratio(n.startCPU.Seconds(), k.startCPU.Seconds()), ratio(n.millicores(), k.millicores()),
 			ratio(mib(n.mem.rss), mib(k.mem.rss)), ratio(mib(n.mem.hwm), mib(k.mem.hwm)), ratio(mib(n.mem.anon), mib(k.mem.anon)),
-			ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()))
+			ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()), ratio(ms(n.relist), ms(k.relist)))
 	}
 }
 
@@ -75,5 +75,6 @@ func median(ms []measurement) measurement {
 		},
 		toRunning: d(func(m measurement) time.Duration { return m.toRunning }),
 		teardown:  d(func(m measurement) time.Duration { return m.teardown }),
+		relist:    d(func(m measurement) time.Duration { return m.relist }),
 	}
 }

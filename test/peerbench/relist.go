@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// relistMetric is the PLEG relist histogram both agents export.
+const relistMetric = "kubelet_pleg_relist_duration_seconds"
+
+// relistTotals is the relist histogram's count and sum at one scrape.
+type relistTotals struct {
+	count uint64
+	sum   float64
+}
+
+// scrapeRelist reads the relist histogram from an agent's /metrics (the
+// kubelet's TLS port with anonymous access, nodekit's read-only port).
+func scrapeRelist(ctx context.Context, url string) (relistTotals, error) {
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the agents' self-signed certificates, on loopback
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return relistTotals{}, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return relistTotals{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return relistTotals{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return relistTotals{}, fmt.Errorf("parse %s: %w", url, err)
+	}
+	f := families[relistMetric]
+	if f == nil || len(f.GetMetric()) == 0 || f.GetType() != dto.MetricType_HISTOGRAM {
+		return relistTotals{}, fmt.Errorf("%s has no histogram %s", url, relistMetric)
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	return relistTotals{count: h.GetSampleCount(), sum: h.GetSampleSum()}, nil
+}
+
+// meanRelist is the mean relist duration between two scrapes.
+func meanRelist(before, after relistTotals) time.Duration {
+	n := after.count - before.count
+	if n == 0 {
+		return 0
+	}
+	return time.Duration((after.sum - before.sum) / float64(n) * float64(time.Second))
+}
