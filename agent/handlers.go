@@ -125,7 +125,7 @@ func (a *Agent) forgetPending(uid types.UID) bool {
 }
 
 func (a *Agent) handlePLEGEvent(e *pleg.Event) {
-	a.releaseWaiting()
+	defer a.releaseWaiting() // a container started or stopped: room may have changed
 	if pod := a.registry.Get(e.ID); pod != nil && !a.isRejected(pod.UID) && !a.isPending(pod.UID) {
 		a.log.V(4).Info("PLEG event", "pod", klog.KObj(pod), "event", e.Type, "container", e.Data)
 		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod, MirrorPod: a.mirrorOf(pod)})
