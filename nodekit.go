@@ -100,6 +100,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		objectWiring(),
 		evictionWiring(),
 		nodeIPWiring(),
+		runnableWiring(),
 	)
 }
 

@@ -56,6 +56,7 @@ type Agent struct {
 	events   noderuntime.EventRecorder // nil: rejections are only logged
 	prober   prober.Manager
 	volumes  volumes.Manager // nil: no volume manager to run
+	external bool            // the caller runs the subsystems (Deps.RunByCaller)
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -103,6 +104,11 @@ type Deps struct {
 	StartGate StartGate
 	// Events, when set, receives a Warning event for every rejected pod.
 	Events noderuntime.EventRecorder
+	// RunByCaller, when true, means the caller runs Config, PLEG, Workers,
+	// Prober and Volumes (agent.Module adds each to the runnables group),
+	// and Run runs only the sync loop and the agent's own goroutines.
+	// Defaults to false: Run runs them all.
+	RunByCaller bool
 	// Prober, when set, is run by the agent; its results (when it is a
 	// prober.ResultsProvider) sync the pods whose probes changed, and
 	// housekeeping stops probing pods that are gone. Give the same Manager
@@ -119,7 +125,7 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
 		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, volumes: deps.Volumes,
-		admit: deps.Admission, gate: deps.StartGate, events: deps.Events,
+		admit: deps.Admission, gate: deps.StartGate, events: deps.Events, external: deps.RunByCaller,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
 		started: map[types.UID]string{}, listed: make(chan listing, 1),
@@ -136,7 +142,8 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 }
 
 // Run starts the pod config, the PLEG, the pod workers, the prober and the
-// volume manager (when the agent has them), the runtime health check and the
+// volume manager (when the agent has them, unless Deps.RunByCaller), the
+// runtime health check and the
 // container garbage collector (when the runtime is a
 // noderuntime.GarbageCollector), each on its own goroutine, then runs the
 // sync loop until ctx ends. It returns nil
@@ -156,15 +163,17 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	start("pod workers", a.workers.Run)
-	start("pleg", a.pleg.Run)
-	start("pod config", a.config.Run)
-	start("prober", a.runProber)
+	if !a.external {
+		start("pod workers", a.workers.Run)
+		start("pleg", a.pleg.Run)
+		start("pod config", a.config.Run)
+		start("prober", a.runProber)
+		if a.volumes != nil {
+			start("volumes", a.volumes.Run)
+		}
+	}
 	start("runtime health", a.runtime.run)
 	start("container gc", a.runContainerGC)
-	if a.volumes != nil {
-		start("volumes", a.volumes.Run)
-	}
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()

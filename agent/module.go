@@ -13,6 +13,7 @@ import (
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/runnable"
 )
 
 // Module provides the Agent, its Registry and the Syncer as the
@@ -27,6 +28,11 @@ import (
 // DefaultAdmission followed by every admission.Handler in the value group
 // "admission"; decorate the Chain to reorder or replace handlers. The
 // StartGate is FIFOStart; fx.Decorate it to change the start order.
+//
+// The agent it builds does not run its subsystems itself: the Module adds
+// the sync loop, the pod workers, the PLEG, the pod config, and the prober
+// and volume manager when present, to the runnables group (package
+// runnable), which the application runs.
 var Module = fx.Module("agent",
 	fx.Provide(
 		NewRegistry,
@@ -34,8 +40,39 @@ var Module = fx.Module("agent",
 		newFromParams,
 		newAdmissionChain,
 		func() StartGate { return FIFOStart{} },
+		fx.Annotate(runnables, fx.ResultTags(`group:"`+runnable.Group+`,flatten"`)),
 	),
 )
+
+type runnablesParams struct {
+	fx.In
+
+	Agent   *Agent
+	Config  PodConfig
+	PLEG    pleg.Interface
+	Workers podworkers.Workers
+	Prober  prober.Manager  `optional:"true"`
+	Volumes volumes.Manager `optional:"true"`
+}
+
+// runnables puts the sync loop and the subsystems the agent was given
+// (the values after any decoration) in the runnables group: the agent
+// built by the Module leaves running them to the application.
+func runnables(p runnablesParams) []runnable.Runnable {
+	out := []runnable.Runnable{
+		{Name: "agent", Run: p.Agent.Run},
+		{Name: "pod workers", Run: p.Workers.Run},
+		{Name: "pleg", Run: p.PLEG.Run},
+		{Name: "pod config", Run: p.Config.Run},
+	}
+	if p.Prober != nil {
+		out = append(out, runnable.Runnable{Name: "prober", Run: p.Prober.Run})
+	}
+	if p.Volumes != nil {
+		out = append(out, runnable.Runnable{Name: "volumes", Run: p.Volumes.Run})
+	}
+	return out
+}
 
 type admissionParams struct {
 	fx.In
@@ -78,6 +115,7 @@ func newFromParams(p agentParams) *Agent {
 		Config: p.Config, PLEG: p.PLEG, Workers: p.Workers, Queue: p.Queue,
 		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry, Mirrors: p.Mirrors,
 		Prober: p.Prober, Volumes: p.Volumes, Admission: p.Admission, StartGate: p.Gate, Events: p.Events,
+		RunByCaller: true,
 	}, p.Clock, p.Log, p.Cfg)
 }
 
