@@ -98,5 +98,4 @@
 //	logs.Manager                the log rotation                logs.Module       leave it out
 //	runnable.Runnable (group)   every subsystem's Run           each module       group "runnables"
 //	server.HealthCheck (group)  the agent's checks              (root)            server.AsHealthCheck
-//
 package nodekit

@@ -12,8 +12,8 @@ import (
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
-	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runnable"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // Module provides the Agent, its Registry and the Syncer as the
