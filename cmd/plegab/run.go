@@ -139,59 +139,42 @@ func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, e
 }
 
 // waitRunning waits until each of n pods runs or was refused, and records
-// in r when each pod's first container started and how many were refused.
+// in r when each pod was first seen Running (polling every 20ms, from
+// begin: CRI start times have a second's resolution) and how many were
+// refused.
 func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Duration, begin time.Time, r *Result) error {
 	deadline := time.Now().Add(timeout)
+	seen := map[types.UID]bool{}
 	for {
-		running, refused := 0, 0
-		var starts, high []time.Duration
+		refused := 0
+		now := time.Since(begin)
 		for _, p := range a.GetPods() {
 			switch {
 			case p.Status.Phase == corev1.PodFailed && strings.HasPrefix(p.Status.Message, "Pod was rejected: "):
 				refused++
-			case p.Status.Phase == corev1.PodRunning:
-				running++
-				at := firstStart(p).Sub(begin)
-				starts = append(starts, at)
+			case p.Status.Phase == corev1.PodRunning && !seen[p.UID]:
+				seen[p.UID] = true
+				r.Starts = append(r.Starts, now)
 				if priorityOf(p) >= highPriority {
-					high = append(high, at)
+					r.HighStarts = append(r.HighStarts, now)
 				}
 			}
 		}
-		if running+refused >= n {
-			slices.Sort(starts)
-			slices.Sort(high)
-			r.Starts, r.HighStarts, r.Refused = starts, high, refused
+		if len(seen)+refused >= n {
+			slices.Sort(r.Starts)
+			slices.Sort(r.HighStarts)
+			r.Refused = refused
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods run (%d refused) after %v", running, n, refused, timeout)
+			return fmt.Errorf("%d of %d pods run (%d refused) after %v", len(seen), n, refused, timeout)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// firstStart is when the pod's earliest container started (or restarted
-// last, for a container that already exited once).
-func firstStart(p *corev1.Pod) time.Time {
-	var first time.Time
-	for _, c := range p.Status.ContainerStatuses {
-		t := time.Time{}
-		switch {
-		case c.State.Running != nil:
-			t = c.State.Running.StartedAt.Time
-		case c.LastTerminationState.Terminated != nil:
-			t = c.LastTerminationState.Terminated.StartedAt.Time
-		}
-		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
-			first = t
-		}
-	}
-	return first
 }
 
 // cleanup stops the agent and removes every pod it created.
