@@ -17,6 +17,7 @@ import (
 	"github.com/nodekit/nodekit"
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/agent/admission"
+	"github.com/nodekit/nodekit/agent/admission/admissiontest"
 	"github.com/nodekit/nodekit/internal/simharness"
 	"github.com/nodekit/nodekit/sources"
 )
@@ -98,4 +99,12 @@ func TestModuleAppendsTheHandlerToTheDefaultChain(t *testing.T) {
 	if r := chain.Admit(&admission.Attributes{Pod: pod("x", map[string]string{key: ""})}); r.Reason != ReasonLabelRefused {
 		t.Fatalf("the chain let a labelled pod in: %+v", r)
 	}
+}
+
+// The handler keeps the admission contract (agent/admission/admissiontest).
+func TestRefuseLabelledPassesTheAdmissionSuite(t *testing.T) {
+	admissiontest.Suite(t, RefuseLabelled{Key: key}, []admissiontest.Case{
+		{Name: "an unlabelled pod runs", Pod: pod("a", map[string]string{"app": "a"}), Admit: true},
+		{Name: "a labelled pod is refused", Pod: pod("d", map[string]string{key: ""}), OtherPods: []*corev1.Pod{pod("a", nil)}, Reason: ReasonLabelRefused},
+	})
 }
