@@ -48,7 +48,7 @@ func TestTheSuiteFailsBrokenHandlers(t *testing.T) {
 			return admission.Admitted()
 		}),
 		"one that forgets the other pods": agent.DefaultAdmission(nil, agent.Config{MaxPods: 100}, logr.Discard()),
-		"one that flips its verdict": flipper(defaults),
+		"one that flips its verdict":      flipper(defaults),
 		"one that panics on a bare pod": admission.HandlerFunc(func(a *admission.Attributes) admission.Result {
 			_ = a.Pod.Spec.Containers[0]
 			return defaults.Admit(a)
