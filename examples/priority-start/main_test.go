@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodekit/nodekit"
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/agent/startgatetest"
 	"github.com/nodekit/nodekit/internal/simharness"
 	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/sources"
@@ -87,4 +88,10 @@ func TestModuleSwapsTheStartGate(t *testing.T) {
 	if g, ok := gate.(PriorityStart); !ok || g.MaxStarting != 3 {
 		t.Fatalf("gate = %#v, want PriorityStart{3}", gate)
 	}
+}
+
+// The gate keeps the start gate contract (agent/startgatetest).
+func TestPriorityStartPassesTheStartGateSuite(t *testing.T) {
+	startgatetest.Suite(t, func() agent.StartGate { return PriorityStart{MaxStarting: 2} })
+	startgatetest.Suite(t, func() agent.StartGate { return PriorityStart{} })
 }
