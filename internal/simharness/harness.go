@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/agent/admission"
+	"github.com/nodekit/nodekit/internal/settle"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -217,7 +218,7 @@ func (h *Harness) Settle() {
 	deadline := time.Now().Add(h.opts.RealTimeLimit)
 	for idle := 0; idle < 2; {
 		runtime.Gosched()
-		if othersBusy(&h.stacks) {
+		if settle.OthersBusy(&h.stacks) {
 			idle = 0
 		} else {
 			idle++
