@@ -108,6 +108,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		evictionWiring(),
 		shutdownWiring(),
 		nodeIPWiring(),
+		runnableWiring(),
 	)
 }
 

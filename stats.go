@@ -23,7 +23,7 @@ func (c Config) statsConfig() stats.Config {
 type statsRoutesParams struct {
 	fx.In
 
-	Server *server.Server
+	Server *server.Server       `optional:"true"`
 	Secure *server.SecureServer `optional:"true"`
 	Stats  stats.Provider       `optional:"true"`
 }
@@ -34,7 +34,9 @@ func serveStats(p statsRoutesParams) {
 	if p.Stats == nil {
 		return
 	}
-	p.Server.ServeStats(p.Stats)
+	if p.Server != nil {
+		p.Server.ServeStats(p.Stats)
+	}
 	if p.Secure != nil {
 		p.Secure.ServeStats(p.Stats)
 	}

@@ -2,16 +2,18 @@ package agent
 
 import (
 	"fmt"
-	goruntime "runtime"
 	"sort"
 	"strings"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
+
+	"github.com/nodekit/nodekit/agent/admission"
 )
 
 // Rejection reasons, as the kubelet names them.
@@ -48,112 +50,151 @@ type PressureAdmitter interface {
 // admittedResources are the resources admission checks, in its order.
 var admittedResources = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}
 
-// admit decides whether a new pod may run on this node, given how many
-// pods are active, in the kubelet's order of admission handlers: with a
-// PressureAdmitter, the node's pressure must allow it; its sysctls must be allowed; the node must still have room under MaxPods;
-// with NodeResources, its requests must fit in the node's allocatable
-// resources beside the active pods' requests, as the kubelet's resource
-// predicate does; and every extended resource it requests (nvidia.com/gpu)
-// must be one the node has, with room for it.
-func (a *Agent) admit(pod *corev1.Pod, active int) (reason, message string, ok bool) {
-	if pa, is := a.node.(PressureAdmitter); is {
-		if reason, message, ok := pa.AdmitUnderPressure(pod); !ok {
-			return reason, message, false
-		}
+// DefaultAdmission returns the kubelet's admission handlers in the
+// kubelet's order: with a node that is a PressureAdmitter, the node's
+// pressure must allow the pod (PressureAdmission); its sysctls must be
+// allowed (SysctlAdmission); its OS must be the node's (OSAdmission); the
+// node must still have room under MaxPods
+// (PodCountAdmission); and its requests must fit in the node's allocatable
+// resources beside the other pods', every extended resource it requests
+// (nvidia.com/gpu) being one the node has, with room for it
+// (ResourceAdmission). node may be nil: no pressure and no resource check
+// of cpu, memory or ephemeral-storage. The agent.Module appends the fx
+// value group "admission" to it.
+func DefaultAdmission(node NodeResources, cfg Config, log logr.Logger) admission.Chain {
+	cfg = cfg.withDefaults()
+	log = log.WithName("admission")
+	var chain admission.Chain
+	if pa, ok := node.(PressureAdmitter); ok {
+		chain = append(chain, PressureAdmission{Node: pa})
 	}
-	if reason, message, ok := a.admitSysctls(pod); !ok {
-		return reason, message, false
+	return append(chain,
+		NewSysctlAdmission(cfg.AllowedUnsafeSysctls, log),
+		OSAdmission{},
+		PodCountAdmission{MaxPods: cfg.MaxPods},
+		ResourceAdmission{Node: node, Log: log},
+	)
+}
+
+// PressureAdmission is the kubelet's eviction admit handler: admission
+// under node pressure, as Node says.
+type PressureAdmission struct {
+	// Node answers; it must be safe for concurrent use.
+	Node PressureAdmitter
+}
+
+// Admit implements admission.Handler.
+func (h PressureAdmission) Admit(attrs *admission.Attributes) admission.Result {
+	return verdict(h.Node.AdmitUnderPressure(attrs.Pod))
+}
+
+// PodCountAdmission refuses a pod with OutOfpods when MaxPods pods are
+// already active.
+type PodCountAdmission struct {
+	// MaxPods is the most pods the node runs.
+	MaxPods int
+}
+
+// Admit implements admission.Handler.
+func (h PodCountAdmission) Admit(attrs *admission.Attributes) admission.Result {
+	if active := len(attrs.OtherPods); active >= h.MaxPods {
+		return admission.Refused(reasonOutOfPods, fmt.Sprintf(
+			"Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, h.MaxPods))
 	}
-	if reason, message, ok := admitOS(pod); !ok {
-		return reason, message, false
-	}
-	if active >= a.cfg.MaxPods {
-		return reasonOutOfPods, fmt.Sprintf(
-			"Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d", active, a.cfg.MaxPods), false
-	}
+	return admission.Admitted()
+}
+
+// ResourceAdmission is the kubelet's resource predicate: a pod's requests
+// must fit in the node's allocatable resources beside the other pods'
+// requests, with reason OutOf<resource> when they do not. Of cpu, memory
+// and ephemeral-storage, one the node does not list is not checked; an
+// extended resource it does not list has capacity 0 (nodekit has no device
+// plugins). When the node's resources cannot be read the pod is admitted,
+// and the error logged, as the kubelet does.
+type ResourceAdmission struct {
+	// Node gives the allocatable resources; nil checks extended resources
+	// only.
+	Node NodeResources
+	// Log receives unreadable-node errors.
+	Log logr.Logger
+}
+
+// Admit implements admission.Handler.
+func (h ResourceAdmission) Admit(attrs *admission.Attributes) admission.Result {
+	pod := attrs.Pod
 	requested := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	alloc := corev1.ResourceList{}
-	if a.node != nil {
+	if h.Node != nil {
 		var err error
-		if alloc, err = a.node.Allocatable(); err != nil {
+		if alloc, err = h.Node.Allocatable(); err != nil {
 			// As the kubelet with an unreadable machine: admit, and say so.
-			a.log.Error(err, "Cannot read the node's allocatable resources; admitting pod without a resource check", "pod", klog.KObj(pod))
-			return "", "", true
+			h.Log.Error(err, "Cannot read the node's allocatable resources; admitting pod without a resource check", "pod", klog.KObj(pod))
+			return admission.Admitted()
 		}
 	}
-	fits := &resourceFit{agent: a, pod: pod, requested: requested}
+	fits := &resourceFit{others: attrs.OtherPods, requested: requested}
 	for _, name := range admittedResources {
 		if capacity, listed := alloc[name]; listed {
-			if reason, message, ok := fits.check(name, capacity); !ok {
-				return reason, message, false
+			if r := fits.check(name, capacity); !r.Admit {
+				return r
 			}
 		}
 	}
 	for _, name := range extendedResources(requested) {
-		// A resource the node does not have has capacity 0: nodekit has no
-		// device plugins and no cluster-level resources, so the pod could
-		// never get it.
-		if reason, message, ok := fits.check(name, alloc[name]); !ok {
-			return reason, message, false
+		if r := fits.check(name, alloc[name]); !r.Admit {
+			return r
 		}
 	}
-	return "", "", true
+	return admission.Admitted()
 }
 
-// admitSysctls is the kubelet's sysctl admission handler.
-func (a *Agent) admitSysctls(pod *corev1.Pod) (reason, message string, ok bool) {
-	if pod.Spec.SecurityContext == nil || len(pod.Spec.SecurityContext.Sysctls) == 0 {
-		return "", "", true
+// verdict turns a (reason, message, ok) check into a Result.
+func verdict(reason, message string, ok bool) admission.Result {
+	if ok {
+		return admission.Admitted()
 	}
-	w, err := a.sysctls()
-	if err != nil {
-		return reasonSysctlForbidden, fmt.Sprintf("forbidden sysctl: invalid allowed unsafe sysctls: %v", err), false
-	}
-	return w.admit(pod)
-}
-
-// admitOS is the OS part of the kubelet's predicate admission, which runs
-// before its resource checks: a pod whose kubernetes.io/os label (the
-// kubelet reads the pod's labels, not its nodeSelector) names another OS
-// than the node's, or whose spec.os.name is not the node's OS, is refused.
-// The node's OS is the agent's runtime.GOOS, as the kubelet takes it.
-func admitOS(pod *corev1.Pod) (reason, message string, ok bool) {
-	if os, set := pod.Labels[corev1.LabelOSStable]; set && os != goruntime.GOOS {
-		return "PodOSSelectorNodeLabelDoesNotMatch", "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label", false
-	}
-	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
-		return "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS", false
-	}
-	return "", "", true
+	return admission.Refused(reason, message)
 }
 
 // resourceFit checks one pod's requests against the node, summing the
 // other active pods' requests once, when first needed.
 type resourceFit struct {
-	agent     *Agent
-	pod       *corev1.Pod
+	others    []*corev1.Pod
 	requested corev1.ResourceList
 	used      corev1.ResourceList // nil until first needed
 }
 
-// check reports whether the pod's request of name fits in capacity beside
-// what the other pods use, with the kubelet's OutOf<name> reason and
-// message when it does not.
-func (f *resourceFit) check(name corev1.ResourceName, capacity resource.Quantity) (reason, message string, ok bool) {
+// check admits the pod's request of name when it fits in capacity beside
+// what the other pods use, and refuses it with the kubelet's OutOf<name>
+// reason and message when it does not.
+func (f *resourceFit) check(name corev1.ResourceName, capacity resource.Quantity) admission.Result {
 	req, asks := f.requested[name]
 	if !asks || req.IsZero() {
-		return "", "", true
+		return admission.Admitted()
 	}
 	if f.used == nil {
-		f.used = f.agent.usedResources(f.pod.UID)
+		f.used = sumRequests(f.others)
 	}
 	u := f.used[name]
 	if value(name, req) > value(name, capacity)-value(name, u) {
-		return reasonOutOfPrefix + string(name), fmt.Sprintf(
+		return admission.Refused(reasonOutOfPrefix+string(name), fmt.Sprintf(
 			"Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
-			name, value(name, req), value(name, u), value(name, capacity)), false
+			name, value(name, req), value(name, u), value(name, capacity)))
 	}
-	return "", "", true
+	return admission.Admitted()
+}
+
+// sumRequests adds up the pods' requests.
+func sumRequests(pods []*corev1.Pod) corev1.ResourceList {
+	used := corev1.ResourceList{}
+	for _, p := range pods {
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			sum := used[name]
+			sum.Add(q)
+			used[name] = sum
+		}
+	}
+	return used
 }
 
 // extendedResources lists, sorted, the extended resources among requested:
@@ -189,12 +230,13 @@ func value(name corev1.ResourceName, q resource.Quantity) int64 {
 	return q.Value()
 }
 
-// usedResources sums the requests of the active pods other than self: the
-// pods handed to workers that have not finished, and the static pods
-// waiting to start.
-func (a *Agent) usedResources(self types.UID) corev1.ResourceList {
+// activePodList returns the active pods other than self: the pods handed
+// to workers that have not finished, the static pods waiting for a
+// namesake, and the admitted pods waiting at the start gate. The pods are
+// the registry's: read-only.
+func (a *Agent) activePodList(self types.UID) []*corev1.Pod {
 	a.mu.Lock()
-	uids := make([]types.UID, 0, len(a.started)+len(a.pendingStart))
+	uids := make([]types.UID, 0, len(a.started)+len(a.pendingStart)+len(a.waiting))
 	for uid := range a.started {
 		uids = append(uids, uid)
 	}
@@ -203,8 +245,11 @@ func (a *Agent) usedResources(self types.UID) corev1.ResourceList {
 			uids = append(uids, uid)
 		}
 	}
+	for _, p := range a.waiting {
+		uids = append(uids, p.UID)
+	}
 	a.mu.Unlock()
-	used := corev1.ResourceList{}
+	out := make([]*corev1.Pod, 0, len(uids))
 	for _, uid := range uids {
 		if uid == self || a.workers.IsPodKnownTerminated(uid) {
 			continue
@@ -212,40 +257,20 @@ func (a *Agent) usedResources(self types.UID) corev1.ResourceList {
 		if st, ok := a.statuses.GetPodStatus(uid); ok && isTerminalPhase(st.Phase) {
 			continue
 		}
-		p := a.registry.Get(uid)
-		if p == nil {
-			continue
-		}
-		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
-			sum := used[name]
-			sum.Add(q)
-			used[name] = sum
+		if p := a.registry.Get(uid); p != nil {
+			out = append(out, p)
 		}
 	}
-	return used
+	return out
 }
 
-// activePods counts the pods handed to workers that have not finished, and
-// the static pods waiting to start.
-func (a *Agent) activePods() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := 0
-	for uid := range a.started {
-		if a.workers.IsPodKnownTerminated(uid) {
-			continue
-		}
-		if st, ok := a.statuses.GetPodStatus(uid); ok && isTerminalPhase(st.Phase) {
-			continue
-		}
-		n++
-	}
-	return n + len(a.pendingStart)
-}
-
-// reject records a pod that will not run: phase Failed with the reason.
+// reject records a pod that will not run: phase Failed with the reason,
+// and a Warning event, as the kubelet's rejectPod.
 func (a *Agent) reject(pod *corev1.Pod, reason, message string) {
 	a.log.Info("Pod rejected", "pod", klog.KObj(pod), "reason", reason, "message", message)
+	if a.events != nil {
+		a.events.Eventf(pod, corev1.EventTypeWarning, reason, "%s", message)
+	}
 	a.mu.Lock()
 	a.rejected[pod.UID] = true
 	a.mu.Unlock()

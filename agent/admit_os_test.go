@@ -4,7 +4,10 @@ import (
 	goruntime "runtime"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit/nodekit/agent/admission"
 )
 
 func TestAdmissionRefusesPodsForAnotherOS(t *testing.T) {
@@ -49,8 +52,8 @@ func TestAdmissionRefusesPodsForAnotherOS(t *testing.T) {
 			}
 		})
 	}
-	a := newLoopTest(t, Config{MaxPods: 10}).agent
-	if reason, _, ok := a.admit(withOS(other), 0); ok || reason != "PodOSNotSupported" {
-		t.Fatalf("admit = %q, %v; want PodOSNotSupported", reason, ok)
+	chain := DefaultAdmission(nil, Config{MaxPods: 10}, logr.Discard())
+	if r := chain.Admit(&admission.Attributes{Pod: withOS(other)}); r.Admit || r.Reason != "PodOSNotSupported" {
+		t.Fatalf("the default chain: %+v; want PodOSNotSupported", r)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/go-logr/logr/testr"
+
 	"github.com/nodekit/nodekit/podworkers"
 	"github.com/nodekit/nodekit/sources"
 )
@@ -90,7 +92,7 @@ func TestAdmissionRejectsPodsThatDoNotFitTheNode(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			lt := newLoopTest(t, Config{})
-			lt.agent.node = c.node
+			lt.agent.admit = DefaultAdmission(c.node, Config{}, testr.New(t))
 			lt.start()
 			lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: c.pods}
 			for _, want := range c.admitted {

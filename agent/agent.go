@@ -7,10 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/agent/admission"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
@@ -50,9 +51,12 @@ type Agent struct {
 	statuses StatusStore
 	registry *Registry
 	mirrors  MirrorClient
-	node     NodeResources // nil: no resource admission
+	admit    admission.Handler
+	gate     StartGate
+	events   noderuntime.EventRecorder // nil: rejections are only logged
 	prober   prober.Manager
 	volumes  volumes.Manager // nil: no volume manager to run
+	external bool            // the caller runs the subsystems (Deps.RunByCaller)
 	clk      clock.WithTicker
 	log      logr.Logger
 	cfg      Config
@@ -62,6 +66,7 @@ type Agent struct {
 	mu           sync.Mutex
 	rejected     map[types.UID]bool
 	pendingStart map[types.UID]bool   // static pods waiting for a namesake to stop
+	waiting      []*corev1.Pod        // admitted pods the start gate holds, in admission order
 	started      map[types.UID]string // full name of each pod handed to a worker
 
 	// listed delivers housekeeping's runtime listings to the sync loop;
@@ -75,12 +80,6 @@ type Agent struct {
 	// housekeepings counts finished housekeeping passes, skipped ones
 	// included; tests wait on it.
 	housekeepings atomic.Uint64
-
-	// The sysctl allowlist, built at the first admission that needs it.
-	sysctlOnce    sync.Once
-	allowlist     *sysctlAllowlist
-	allowlistErr  error
-	kernelVersion func() (*version.Version, error)
 }
 
 // Deps are the subsystems an Agent drives.
@@ -94,8 +93,22 @@ type Deps struct {
 	Registry *Registry
 	// Mirrors, when set, removes mirror pods whose static pod is gone.
 	Mirrors MirrorClient
-	// Node, when set, makes admission reject pods whose requests do not fit.
+	// Admission decides which new pods may run. Defaults (when nil) to
+	// DefaultAdmission(Node, cfg, log).
+	Admission admission.Handler
+	// Node, when set and Admission is nil, makes the default admission
+	// reject pods whose requests do not fit.
 	Node NodeResources
+	// StartGate decides when admitted pods are handed to their workers.
+	// Defaults (when nil) to FIFOStart: oldest first, all at once.
+	StartGate StartGate
+	// Events, when set, receives a Warning event for every rejected pod.
+	Events noderuntime.EventRecorder
+	// RunByCaller, when true, means the caller runs Config, PLEG, Workers,
+	// Prober and Volumes (agent.Module adds each to the runnables group),
+	// and Run runs only the sync loop and the agent's own goroutines.
+	// Defaults to false: Run runs them all.
+	RunByCaller bool
 	// Prober, when set, is run by the agent; its results (when it is a
 	// prober.ResultsProvider) sync the pods whose probes changed, and
 	// housekeeping stops probing pods that are gone. Give the same Manager
@@ -111,10 +124,17 @@ type Deps struct {
 func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 	a := &Agent{
 		config: deps.Config, pleg: deps.PLEG, workers: deps.Workers, queue: deps.Queue,
-		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, node: deps.Node, volumes: deps.Volumes,
+		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, volumes: deps.Volumes,
+		admit: deps.Admission, gate: deps.StartGate, events: deps.Events, external: deps.RunByCaller,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
 		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
-		started: map[types.UID]string{}, listed: make(chan listing, 1), kernelVersion: hostKernelVersion,
+		started: map[types.UID]string{}, listed: make(chan listing, 1),
+	}
+	if a.admit == nil {
+		a.admit = DefaultAdmission(deps.Node, cfg, log)
+	}
+	if a.gate == nil {
+		a.gate = FIFOStart{}
 	}
 	a.runtime = newRuntimeMonitor(a.rt, clk, a.log, a.cfg.RuntimeCheckPeriod, a.cfg.RuntimeCheckTimeout)
 	a.loopTime.Store(clk.Now().UnixNano())
@@ -122,7 +142,8 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 }
 
 // Run starts the pod config, the PLEG, the pod workers, the prober and the
-// volume manager (when the agent has them), the runtime health check and the
+// volume manager (when the agent has them, unless Deps.RunByCaller), the
+// runtime health check and the
 // container garbage collector (when the runtime is a
 // noderuntime.GarbageCollector), each on its own goroutine, then runs the
 // sync loop until ctx ends. It returns nil
@@ -142,15 +163,17 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	start("pod workers", a.workers.Run)
-	start("pleg", a.pleg.Run)
-	start("pod config", a.config.Run)
-	start("prober", a.runProber)
+	if !a.external {
+		start("pod workers", a.workers.Run)
+		start("pleg", a.pleg.Run)
+		start("pod config", a.config.Run)
+		start("prober", a.runProber)
+		if a.volumes != nil {
+			start("volumes", a.volumes.Run)
+		}
+	}
 	start("runtime health", a.runtime.run)
 	start("container gc", a.runContainerGC)
-	if a.volumes != nil {
-		start("volumes", a.volumes.Run)
-	}
 	a.log.Info("Starting sync loop", "node", a.cfg.NodeName)
 	err := a.syncLoop(ctx, errs)
 	cancel()

@@ -218,37 +218,3 @@ func findCondition(conds []corev1.PodCondition, t corev1.PodConditionType) *core
 	}
 	return nil
 }
-
-// podQOS returns the pod's QoS class: Guaranteed when every container limits
-// cpu and memory with requests equal to limits, BestEffort when none asks
-// for anything, Burstable otherwise.
-func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
-	all := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	any, guaranteed := false, true
-	for i := range all {
-		r := all[i].Resources
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := r.Requests[name]; ok && !q.IsZero() {
-				any = true
-			}
-			lim, ok := r.Limits[name]
-			if ok && !lim.IsZero() {
-				any = true
-			}
-			if !ok || lim.IsZero() {
-				guaranteed = false
-				continue
-			}
-			if req, ok := r.Requests[name]; ok && req.Cmp(lim) != 0 {
-				guaranteed = false
-			}
-		}
-	}
-	switch {
-	case !any:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
-}

@@ -43,13 +43,23 @@
 // agent's last one) and stay Ready while the pod was Ready; a static pod,
 // whose old status is gone, counts as having been Ready.
 //
-// Admission, in the kubelet's order: a new pod is rejected (phase Failed)
-// with reason SysctlForbidden when it sets a sysctl outside the safe set
-// and Config.AllowedUnsafeSysctls, or one of a namespace it shares with the
-// host (net.* with hostNetwork, IPC ones with hostIPC); with OutOfpods when
-// the node already runs MaxPods pods; with OutOf<resource> when its
-// requests do not fit in NodeResources beside the other pods, or it
-// requests an extended resource (nvidia.com/gpu) the node does not have.
+// Admission (the admission.Chain, Deps.Admission): a new pod must pass
+// every handler, given the pods already active; the first refusal makes it
+// Failed with that handler's reason and a Warning event. DefaultAdmission
+// is the kubelet's handlers in its order: under node pressure
+// (PressureAdmitter) the eviction manager's verdict; SysctlForbidden when
+// it sets a sysctl outside the safe set and Config.AllowedUnsafeSysctls,
+// or one of a namespace it shares with the host (net.* with hostNetwork,
+// IPC ones with hostIPC); OutOfpods when the node already runs MaxPods
+// pods; OutOf<resource> when its requests do not fit in NodeResources
+// beside the other pods, or it requests an extended resource
+// (nvidia.com/gpu) the node does not have.
+//
+// Start order (the StartGate, Deps.StartGate): a batch of new pods is
+// admitted in the gate's Order, and an admitted pod waits at the gate until
+// its Ready lets it go to its pod worker; the agent asks again on every
+// batch, PLEG event, housekeeping pass and sync tick. FIFOStart, the
+// default, is the kubelet's: oldest first, every pod at once.
 //
 // Ready is True only when the containers are ready and every readiness
 // gate's condition (set in the pod's API status by someone else) is True;
@@ -83,7 +93,10 @@
 //
 // # Extending
 //
-// Replace the StatusStore to send statuses elsewhere (managers/status does,
+// Add an admission.Handler to the "admission" value group, or decorate the
+// admission.Chain or the StartGate, to change which pods run and when (see
+// examples/admission-by-label and examples/priority-start). Replace the
+// StatusStore to send statuses elsewhere (managers/status does,
 // to the API server), the SyncHandler to change what a sync does, or any of
 // the interfaces the Agent runs (PodConfig, pleg.Interface,
 // podworkers.Workers) with fx.Decorate or fx.Replace: the Agent runs the

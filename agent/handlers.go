@@ -27,6 +27,7 @@ func (a *Agent) dispatch(u sources.PodUpdate) {
 		for _, pod := range pods {
 			a.registry.Remove(pod)
 			a.forgetPending(pod.UID)
+			a.unhold(pod.UID)
 			a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
 		}
 	case sources.RECONCILE:
@@ -65,27 +66,19 @@ func (a *Agent) handleMirrors(op sources.Op, mirrors []*corev1.Pod) {
 	}
 }
 
-// handleAdditions admits new pods, oldest first, and starts their workers.
-func (a *Agent) handleAdditions(pods []*corev1.Pod) {
-	sortByAge(pods)
-	active := a.activePods() // counted once: a batch of N pods costs O(N)
-	for _, pod := range pods {
-		a.registry.Set(pod)
-		if reason, msg, ok := a.admit(pod, active); !ok {
-			a.reject(pod, reason, msg)
-			continue
-		}
-		active++
-		a.startOrUpdate(pod, podworkers.SyncPodCreate)
-	}
-}
-
 // startOrUpdate hands a pod to its worker, unless it is a static pod whose
 // full name is still used by a pod that has not stopped (an edited manifest:
 // the old pod must stop before the new one starts).
 func (a *Agent) startOrUpdate(pod *corev1.Pod, t podworkers.UpdateType) {
 	if a.isRejected(pod.UID) {
 		return
+	}
+	if t != podworkers.SyncPodCreate && a.isWaiting(pod.UID) {
+		if pod.DeletionTimestamp == nil {
+			return // the registry has the new spec; the gate starts it
+		}
+		a.unhold(pod.UID) // deleted before it started: let its worker end it
+		t = podworkers.SyncPodCreate
 	}
 	if isStatic(pod) && a.namesakeRunning(pod) {
 		a.mu.Lock()
@@ -121,6 +114,8 @@ func (a *Agent) namesakeRunning(pod *corev1.Pod) bool {
 	return false
 }
 
+// forgetPending forgets a static pod waiting for a namesake; it reports
+// whether it waited.
 func (a *Agent) forgetPending(uid types.UID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -130,6 +125,7 @@ func (a *Agent) forgetPending(uid types.UID) bool {
 }
 
 func (a *Agent) handlePLEGEvent(e *pleg.Event) {
+	defer a.releaseWaiting() // a container started or stopped: room may have changed
 	if pod := a.registry.Get(e.ID); pod != nil && !a.isRejected(pod.UID) && !a.isPending(pod.UID) {
 		a.log.V(4).Info("PLEG event", "pod", klog.KObj(pod), "event", e.Type, "container", e.Data)
 		a.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod, MirrorPod: a.mirrorOf(pod)})
@@ -170,12 +166,15 @@ func (a *Agent) syncDue() {
 			a.forgetPending(uid)
 		}
 	}
+	a.releaseWaiting()
 }
 
+// isPending reports whether a pod has no worker yet because it waits: for
+// a static namesake to stop, or at the start gate.
 func (a *Agent) isPending(uid types.UID) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.pendingStart[uid]
+	return a.pendingStart[uid] || a.waitingLocked(uid)
 }
 
 func isStatic(pod *corev1.Pod) bool {

@@ -69,6 +69,7 @@ func (a *Agent) housekeeping(ctx context.Context, l listing) {
 	a.killOrphans(l, known)
 	a.deleteOrphanedMirrors(ctx)
 	a.cleanupVolumes(ctx)
+	a.releaseWaiting() // finished workers may have freed room
 }
 
 // cleanupVolumes tears down the volumes of pods that are gone and stopped

@@ -6,11 +6,13 @@ import (
 	"go.uber.org/fx"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/agent/admission"
 	"github.com/nodekit/nodekit/managers/nodeip"
 	"github.com/nodekit/nodekit/managers/prober"
 	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
+	"github.com/nodekit/nodekit/runnable"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -19,40 +21,101 @@ import (
 // (nodekit binds the sources.Mux and the podworkers.WorkQueue to them), a
 // StatusStore (nodekit binds managers/status; NewMemoryStatuses is the
 // API-less default), the PLEG, the pod workers and the runtime, and uses a
-// MirrorClient, a prober.Manager and a volumes.Manager when they are
-// provided.
+// MirrorClient, a prober.Manager, a volumes.Manager, NodeResources and a
+// runtime.EventRecorder when they are provided.
+//
+// It also provides the agent's two policy slots. The admission.Chain is
+// DefaultAdmission followed by every admission.Handler in the value group
+// "admission"; decorate the Chain to reorder or replace handlers. The
+// StartGate is FIFOStart; fx.Decorate it to change the start order.
+//
+// The agent it builds does not run its subsystems itself: the Module adds
+// the sync loop, the pod workers, the PLEG, the pod config, and the prober
+// and volume manager when present, to the runnables group (package
+// runnable), which the application runs.
 var Module = fx.Module("agent",
 	fx.Provide(
 		NewRegistry,
 		fx.Annotate(newSyncerFromParams, fx.As(new(podworkers.SyncHandler))),
 		newFromParams,
+		newAdmissionChain,
+		func() StartGate { return FIFOStart{} },
+		fx.Annotate(runnables, fx.ResultTags(`group:"`+runnable.Group+`,flatten"`)),
 	),
 )
+
+type runnablesParams struct {
+	fx.In
+
+	Agent   *Agent
+	Config  PodConfig
+	PLEG    pleg.Interface
+	Workers podworkers.Workers
+	Prober  prober.Manager  `optional:"true"`
+	Volumes volumes.Manager `optional:"true"`
+}
+
+// runnables puts the sync loop and the subsystems the agent was given
+// (the values after any decoration) in the runnables group: the agent
+// built by the Module leaves running them to the application.
+func runnables(p runnablesParams) []runnable.Runnable {
+	out := []runnable.Runnable{
+		{Name: "agent", Run: p.Agent.Run},
+		{Name: "pod workers", Run: p.Workers.Run},
+		{Name: "pleg", Run: p.PLEG.Run},
+		{Name: "pod config", Run: p.Config.Run},
+	}
+	if p.Prober != nil {
+		out = append(out, runnable.Runnable{Name: "prober", Run: p.Prober.Run})
+	}
+	if p.Volumes != nil {
+		out = append(out, runnable.Runnable{Name: "volumes", Run: p.Volumes.Run})
+	}
+	return out
+}
+
+type admissionParams struct {
+	fx.In
+
+	Node  NodeResources `optional:"true"`
+	Cfg   Config
+	Log   logr.Logger
+	Extra []admission.Handler `group:"admission"`
+}
+
+// newAdmissionChain is DefaultAdmission, then the handlers of the
+// "admission" group.
+func newAdmissionChain(p admissionParams) admission.Chain {
+	return append(DefaultAdmission(p.Node, p.Cfg, p.Log.WithName("agent")), p.Extra...)
+}
 
 type agentParams struct {
 	fx.In
 
-	Config   PodConfig
-	PLEG     pleg.Interface
-	Workers  podworkers.Workers
-	Queue    WorkSource
-	Runtime  noderuntime.Runtime
-	Statuses StatusStore
-	Registry *Registry
-	Mirrors  MirrorClient    `optional:"true"`
-	Prober   prober.Manager  `optional:"true"`
-	Volumes  volumes.Manager `optional:"true"`
-	Node     NodeResources   `optional:"true"`
-	Clock    clock.WithTicker
-	Log      logr.Logger
-	Cfg      Config
+	Config    PodConfig
+	PLEG      pleg.Interface
+	Workers   podworkers.Workers
+	Queue     WorkSource
+	Runtime   noderuntime.Runtime
+	Statuses  StatusStore
+	Registry  *Registry
+	Mirrors   MirrorClient    `optional:"true"`
+	Prober    prober.Manager  `optional:"true"`
+	Volumes   volumes.Manager `optional:"true"`
+	Admission admission.Chain
+	Gate      StartGate
+	Events    noderuntime.EventRecorder `optional:"true"`
+	Clock     clock.WithTicker
+	Log       logr.Logger
+	Cfg       Config
 }
 
 func newFromParams(p agentParams) *Agent {
 	return New(Deps{
 		Config: p.Config, PLEG: p.PLEG, Workers: p.Workers, Queue: p.Queue,
 		Runtime: p.Runtime, Statuses: p.Statuses, Registry: p.Registry, Mirrors: p.Mirrors,
-		Prober: p.Prober, Node: p.Node, Volumes: p.Volumes,
+		Prober: p.Prober, Volumes: p.Volumes, Admission: p.Admission, StartGate: p.Gate, Events: p.Events,
+		RunByCaller: true,
 	}, p.Clock, p.Log, p.Cfg)
 }
 

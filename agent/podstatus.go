@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit/nodekit/internal/qos"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -45,7 +46,7 @@ func generateAPIPodStatus(in statusInput) *corev1.PodStatus {
 	if old == nil {
 		old = &in.pod.Status
 	}
-	s := &corev1.PodStatus{QOSClass: podQOS(in.pod)}
+	s := &corev1.PodStatus{QOSClass: qos.PodClass(in.pod)}
 	setAddresses(s, in)
 	s.StartTime = old.StartTime
 	if s.StartTime == nil {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit/nodekit/internal/qos"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -186,7 +187,7 @@ func TestQOSClass(t *testing.T) {
 	for _, tc := range cases {
 		pod := testPod(corev1.RestartPolicyAlways, "a")
 		pod.Spec.Containers[0].Resources = tc.res
-		if got := podQOS(pod); got != tc.want {
+		if got := qos.PodClass(pod); got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
 		}
 	}

@@ -11,13 +11,15 @@ import (
 // in memory; a status manager that also writes it to the API server
 // implements the same interface. Implementations are safe for concurrent use.
 type StatusStore interface {
-	// SetPodStatus records the pod's newest status. The store keeps status;
-	// the caller must not mutate it afterwards.
+	// SetPodStatus records the pod's newest status. It must not block on
+	// I/O. The caller hands status over and must not mutate it afterwards:
+	// an implementation may keep it (MemoryStatuses does) or copy it
+	// (status.Manager does, so its callers may reuse it).
 	SetPodStatus(pod *corev1.Pod, status *corev1.PodStatus)
 	// GetPodStatus returns the pod's last status. The caller must not mutate
 	// it.
 	GetPodStatus(uid types.UID) (*corev1.PodStatus, bool)
-	// RemovePodStatus forgets the pod.
+	// RemovePodStatus forgets the pod. Idempotent.
 	RemovePodStatus(uid types.UID)
 }
 

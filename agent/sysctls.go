@@ -5,10 +5,14 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/version"
 	utilsysctl "k8s.io/component-helpers/node/util/sysctl"
+
+	"github.com/nodekit/nodekit/agent/admission"
 )
 
 // reasonSysctlForbidden is the kubelet's rejection reason for a pod whose
@@ -131,19 +135,55 @@ func validateUnsafeSysctls(patterns []string) error {
 	return err
 }
 
-// sysctls returns the agent's allowlist, built at the first admission from
-// the safe set of the running kernel and cfg.AllowedUnsafeSysctls (checked
-// by Validate, so an error here means the agent was built unvalidated).
-func (a *Agent) sysctls() (*sysctlAllowlist, error) {
-	a.sysctlOnce.Do(func() {
-		kernel, err := a.kernelVersion()
+// SysctlAdmission is the kubelet's sysctl admission handler: a pod whose
+// sysctls are outside the kernel's safe set and the allowed unsafe
+// patterns, or of a namespace it shares with the host (net.* with
+// hostNetwork, IPC ones with hostIPC), is refused with SysctlForbidden.
+// The allowlist is built at the first pod that sets a sysctl, from the
+// running kernel's version. Make one with NewSysctlAdmission.
+type SysctlAdmission struct {
+	unsafe        []string
+	log           logr.Logger
+	kernelVersion func() (*version.Version, error)
+
+	once      sync.Once
+	allowlist *sysctlAllowlist
+	err       error
+}
+
+// NewSysctlAdmission returns the sysctl handler for the allowed unsafe
+// sysctl patterns (Config.AllowedUnsafeSysctls). It does no I/O.
+func NewSysctlAdmission(allowedUnsafe []string, log logr.Logger) *SysctlAdmission {
+	return &SysctlAdmission{unsafe: allowedUnsafe, log: log, kernelVersion: hostKernelVersion}
+}
+
+// Admit implements admission.Handler. It is safe for concurrent use.
+func (h *SysctlAdmission) Admit(attrs *admission.Attributes) admission.Result {
+	pod := attrs.Pod
+	if pod.Spec.SecurityContext == nil || len(pod.Spec.SecurityContext.Sysctls) == 0 {
+		return admission.Admitted()
+	}
+	w, err := h.sysctls()
+	if err != nil {
+		return admission.Refused(reasonSysctlForbidden, fmt.Sprintf("forbidden sysctl: invalid allowed unsafe sysctls: %v", err))
+	}
+	return verdict(w.admit(pod))
+}
+
+// sysctls returns the allowlist, built at the first admission from the
+// safe set of the running kernel and the allowed unsafe patterns (checked
+// by Config.Validate, so an error here means the agent was built
+// unvalidated).
+func (h *SysctlAdmission) sysctls() (*sysctlAllowlist, error) {
+	h.once.Do(func() {
+		kernel, err := h.kernelVersion()
 		if err != nil {
-			a.log.Error(err, "Cannot read the kernel version; allowing only the legacy safe sysctls")
+			h.log.Error(err, "Cannot read the kernel version; allowing only the legacy safe sysctls")
 			kernel = nil
 		}
-		a.allowlist, a.allowlistErr = newSysctlAllowlist(append(safeSysctls(kernel), a.cfg.AllowedUnsafeSysctls...))
+		h.allowlist, h.err = newSysctlAllowlist(append(safeSysctls(kernel), h.unsafe...))
 	})
-	return a.allowlist, a.allowlistErr
+	return h.allowlist, h.err
 }
 
 // hostKernelVersion reads the running kernel's version.

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/go-logr/logr/testr"
+
 	"github.com/nodekit/nodekit/podworkers"
 	"github.com/nodekit/nodekit/sources"
 )
@@ -57,7 +59,9 @@ func TestSysctlAdmission(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			lt := newLoopTest(t, Config{AllowedUnsafeSysctls: c.unsafe})
-			lt.agent.kernelVersion = func() (*version.Version, error) {
+			h := NewSysctlAdmission(c.unsafe, testr.New(t))
+			lt.agent.admit = h
+			h.kernelVersion = func() (*version.Version, error) {
 				if c.kernel == "" {
 					return nil, errors.New("no /proc")
 				}

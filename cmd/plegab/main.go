@@ -1,8 +1,15 @@
-// Command plegab is the PLEG A/B harness: it runs one scripted workload on
-// two (or more) PLEG implementations, one after the other, on the same
-// runtime, and prints a table: how long after a container exits its pod
-// worker is woken with the exit in hand (p50, p99, max), the agent's CPU
-// time, the CRI calls per minute, and the evented PLEG's missed events.
+// Command plegab is nodekit's A/B harness (named for its first use, the
+// PLEG): it runs one scripted workload under two (or more) variants, one
+// after the other, on the same runtime, and prints tables: pod start p50
+// and p99 (and of the high-priority pods), how long after a container
+// exits its pod worker is woken with the exit in hand (p50, p99, max), the
+// agent's CPU time and RSS, the CRI calls per minute, the pods admission
+// refused, the evented PLEG's missed events, and the ratio of every figure,
+// B over A. A variant is comma-separated key=value swaps (see Variant):
+// pleg=generic|evented, start=fifo|priority, admission=default|deny.
+//
+//	plegab --a pleg=generic --b pleg=evented
+//	plegab --a start=fifo --b start=priority --sandbox-latency 200ms --max-starting 4
 //
 // The workload is N static pods of one container each that exits (code 1)
 // a known time after each start (ExitAfter, spread over ExitSpread across
@@ -33,7 +40,6 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/nodekit/nodekit"
-	"github.com/nodekit/nodekit/pleg"
 )
 
 func main() {
@@ -51,18 +57,40 @@ func main() {
 	flag.DurationVar(&w.StartTimeout, "start-timeout", w.StartTimeout, "how long every pod may take to run")
 	flag.DurationVar(&w.GCPeriod, "gc-period", 0, "the agents' container garbage collection period (default: the agent's, 1m)")
 	flag.StringVar(&w.RootDir, "root-dir", "", "root directory of the agents (default: a temporary directory)")
-	flag.StringVar(&plegs, "plegs", "generic,evented", "comma-separated PLEGs to compare, in order")
+	flag.StringVar(&plegs, "plegs", "", "shorthand: comma-separated PLEGs to compare, each as the variant pleg=NAME")
+	var a, b string
+	flag.StringVar(&a, "a", "pleg=generic", "variant A: comma-separated pleg=, start=, admission= swaps")
+	flag.StringVar(&b, "b", "pleg=evented", "variant B")
+	flag.DurationVar(&w.SandboxLatency, "sandbox-latency", 0, "simulated RunPodSandbox latency (makes starting a queue)")
+	flag.IntVar(&w.HighEvery, "high-every", w.HighEvery, "every Nth pod has priority 1000 (0: none)")
+	flag.IntVar(&w.DenyEvery, "deny-every", w.DenyEvery, "every Nth pod is labelled ab-deny, refused by admission=deny (0: none)")
+	flag.IntVar(&w.MaxStarting, "max-starting", w.MaxStarting, "start=priority: most pods starting at once (0: no limit)")
 	verbosity := flag.Int("v", 0, "log verbosity of the agents (logs go to stderr)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, w, plegs, *verbosity); err != nil {
+	specs := []string{a, b}
+	if plegs != "" {
+		specs = nil
+		for _, k := range strings.Split(plegs, ",") {
+			specs = append(specs, "pleg="+strings.TrimSpace(k))
+		}
+	}
+	if err := run(ctx, w, specs, *verbosity); err != nil {
 		fmt.Fprintln(os.Stderr, "plegab:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w Workload, plegs string, verbosity int) error {
+func run(ctx context.Context, w Workload, specs []string, verbosity int) error {
+	var variants []Variant
+	for _, spec := range specs {
+		v, err := ParseVariant(spec)
+		if err != nil {
+			return err
+		}
+		variants = append(variants, v)
+	}
 	if err := w.Validate(); err != nil {
 		return err
 	}
@@ -79,15 +107,11 @@ func run(ctx context.Context, w Workload, plegs string, verbosity int) error {
 		log = log.V(1) // errors only
 	}
 	var results []Result
-	for _, k := range strings.Split(plegs, ",") {
-		kind := pleg.Kind(strings.TrimSpace(k))
-		if err := (pleg.Config{Kind: kind}).Validate(); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "plegab: %s PLEG: starting %d pods on %s\n", kind, w.Pods, w.Runtime)
-		r, err := Run(ctx, w, kind, log)
+	for _, v := range variants {
+		fmt.Fprintf(os.Stderr, "plegab: %s: starting %d pods on %s\n", v.Name, w.Pods, w.Runtime)
+		r, err := Run(ctx, w, v, log)
 		if err != nil {
-			return fmt.Errorf("%s PLEG: %w", kind, err)
+			return fmt.Errorf("%s: %w", v.Name, err)
 		}
 		results = append(results, r)
 	}

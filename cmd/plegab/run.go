@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -19,12 +22,26 @@ import (
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/pleg"
 	noderuntime "github.com/nodekit/nodekit/runtime"
+	"github.com/nodekit/nodekit/runtime/sim"
 )
 
-// Result is one PLEG's measurements.
+// runs numbers the runs of this process, for their node names.
+var runs atomic.Int64
+
+// Result is one variant's measurements.
 type Result struct {
-	// Kind is the PLEG.
+	// Variant names the variant.
+	Variant string
+	// Kind is the variant's PLEG.
 	Kind pleg.Kind
+	// Starts are how long after the agent started each pod's first
+	// container started, shortest first; HighStarts those of the
+	// high-priority pods.
+	Starts, HighStarts []time.Duration
+	// Refused counts the pods admission refused.
+	Refused int
+	// RSS is the process's resident set size at the end of the window.
+	RSS int64
 	// StartTime is how long every pod took to run.
 	StartTime time.Duration
 	// Window is the measurement window.
@@ -47,11 +64,12 @@ type Result struct {
 	Relists map[string]float64
 }
 
-// Run runs the workload on one PLEG: it starts an agent, waits until every
-// pod runs, measures for the workload's duration, then stops the agent and
-// removes its pods.
-func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Result, error) {
-	node := fmt.Sprintf("plegab-%s-%d", kind, os.Getpid())
+// Run runs the workload under one variant: it starts an agent, waits until
+// every pod runs (or was refused), measures for the workload's duration,
+// then stops the agent and removes its pods.
+func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, error) {
+	kind := v.PLEG
+	node := fmt.Sprintf("plegab-%d-%d", os.Getpid(), runs.Add(1))
 	dir := filepath.Join(w.RootDir, node)
 	manifests := filepath.Join(dir, "manifests")
 	if err := w.writeManifests(manifests); err != nil {
@@ -64,6 +82,9 @@ func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Resu
 	cfg.Server.Port = 0
 	cfg.PLEG.Kind = kind
 	cfg.Agent.ContainerGCPeriod = w.GCPeriod
+	if w.SandboxLatency > 0 {
+		cfg.Sim.Latency = map[string]sim.Latency{"RunPodSandbox": {Fixed: w.SandboxLatency}}
+	}
 	rec := newWakeRecorder()
 	counted := &countingRuntime{rec: rec}
 	var (
@@ -71,16 +92,17 @@ func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Resu
 		a        *agent.Agent
 		rt       noderuntime.Runtime
 	)
-	app := nodekit.New(cfg, log, nodekit.Defaults(), fx.Decorate(rec.wrap, counted.swap), fx.Populate(&gatherer, &a, &rt))
+	opts := append([]fx.Option{nodekit.Defaults(), fx.Decorate(rec.wrap, counted.swap), fx.Populate(&gatherer, &a, &rt)}, v.options(w)...)
+	app := nodekit.New(cfg, log, opts...)
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	begin := time.Now()
 	if err := app.Start(startCtx); err != nil {
 		return Result{}, fmt.Errorf("start agent: %w", err)
 	}
 	defer cleanup(app, rt)
-	r := Result{Kind: kind, Window: w.Duration, Missed: -1}
-	begin := time.Now()
-	if err := waitRunning(ctx, a, w.Pods, w.StartTimeout); err != nil {
+	r := Result{Variant: v.Name, Kind: kind, Window: w.Duration, Missed: -1}
+	if err := waitRunning(ctx, a, w.Pods, w.StartTimeout, begin, &r); err != nil {
 		return r, err
 	}
 	r.StartTime = time.Since(begin)
@@ -102,6 +124,7 @@ func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Resu
 	cpu1, m1, p1 := cpuTime(), snapshot(gatherer), counted.calls.Load()
 	minutes := w.Duration.Minutes()
 	r.Stages = rec.stages()
+	r.RSS = rss()
 	r.CPU = cpu1 - cpu0
 	r.CRICalls, r.ReadCalls = (m1.criCalls-m0.criCalls)/minutes, (m1.readCalls-m0.readCalls)/minutes
 	r.PLEGCalls = float64(p1-p0) / minutes
@@ -115,26 +138,41 @@ func Run(ctx context.Context, w Workload, kind pleg.Kind, log logr.Logger) (Resu
 	return r, nil
 }
 
-// waitRunning waits until n pods run.
-func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Duration) error {
+// waitRunning waits until each of n pods runs or was refused, and records
+// in r when each pod was first seen Running (polling every 20ms, from
+// begin: CRI start times have a second's resolution) and how many were
+// refused.
+func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Duration, begin time.Time, r *Result) error {
 	deadline := time.Now().Add(timeout)
+	seen := map[types.UID]bool{}
 	for {
-		running := 0
+		refused := 0
+		now := time.Since(begin)
 		for _, p := range a.GetPods() {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
+			switch {
+			case p.Status.Phase == corev1.PodFailed && strings.HasPrefix(p.Status.Message, "Pod was rejected: "):
+				refused++
+			case p.Status.Phase == corev1.PodRunning && !seen[p.UID]:
+				seen[p.UID] = true
+				r.Starts = append(r.Starts, now)
+				if priorityOf(p) >= highPriority {
+					r.HighStarts = append(r.HighStarts, now)
+				}
 			}
 		}
-		if running >= n {
+		if len(seen)+refused >= n {
+			slices.Sort(r.Starts)
+			slices.Sort(r.HighStarts)
+			r.Refused = refused
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods run after %v", running, n, timeout)
+			return fmt.Errorf("%d of %d pods run (%d refused) after %v", len(seen), n, refused, timeout)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

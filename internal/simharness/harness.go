@@ -14,8 +14,11 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/agent/admission"
+	"github.com/nodekit/nodekit/internal/settle"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/podworkers"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/runtime/sim"
 	"github.com/nodekit/nodekit/sources"
@@ -47,6 +50,13 @@ type Options struct {
 	PLEG pleg.Config
 	// PodWorkers configures the pod workers. Defaults to their defaults.
 	PodWorkers podworkers.Config
+	// Admission is the agent's admission chain. Defaults to
+	// agent.DefaultAdmission without node resources.
+	Admission admission.Handler
+	// StartGate is the agent's start gate. Defaults to agent.FIFOStart.
+	StartGate agent.StartGate
+	// Events receives the agent's events (rejections). Defaults to none.
+	Events noderuntime.EventRecorder
 	// Log receives every subsystem's logs. Defaults to keeping them (up to
 	// V(4)) in memory and writing them to the test log if the test fails;
 	// benchmarks pass logr.Discard().
@@ -208,7 +218,7 @@ func (h *Harness) Settle() {
 	deadline := time.Now().Add(h.opts.RealTimeLimit)
 	for idle := 0; idle < 2; {
 		runtime.Gosched()
-		if othersBusy(&h.stacks) {
+		if settle.OthersBusy(&h.stacks) {
 			idle = 0
 		} else {
 			idle++

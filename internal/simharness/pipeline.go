@@ -52,6 +52,7 @@ func BuildWithRegistry(clk clock.WithTicker, log logr.Logger, reg prometheus.Reg
 	a := agent.New(agent.Deps{
 		Config: f, PLEG: generic, Workers: workers, Queue: queue,
 		Runtime: mgr, Statuses: statuses, Registry: agent.NewRegistry(),
+		Admission: opts.Admission, StartGate: opts.StartGate, Events: opts.Events,
 	}, clk, log, opts.Agent)
 	return &Pipeline{Sim: rt, Runtime: mgr, PLEG: generic, Statuses: statuses, Agent: a, feed: f}
 }

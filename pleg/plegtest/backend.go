@@ -1,7 +1,6 @@
 package plegtest
 
 import (
-	"bytes"
 	"context"
 	"runtime"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit/nodekit/internal/settle"
 	"github.com/nodekit/nodekit/runtime/sim"
 )
 
@@ -149,7 +149,7 @@ func (d *driver) settle() {
 	deadline := time.Now().Add(realTimeLimit)
 	for idle := 0; idle < 2; {
 		runtime.Gosched()
-		if othersBusy(&d.stacks) {
+		if settle.OthersBusy(&d.stacks) {
 			idle = 0
 		} else {
 			idle++
@@ -158,50 +158,4 @@ func (d *driver) settle() {
 			d.tb.Fatalf("goroutines did not settle within %v:\n%s", realTimeLimit, d.stacks)
 		}
 	}
-}
-
-// othersBusy reports whether a goroutine other than the caller is running,
-// runnable or in a system call, from a dump of all goroutines written into
-// *buf. A goroutine parked for good in os/signal's receive loop does not
-// count.
-func othersBusy(buf *[]byte) bool {
-	if len(*buf) == 0 {
-		*buf = make([]byte, 64<<10)
-	}
-	for {
-		n := runtime.Stack(*buf, true)
-		if n < len(*buf) {
-			*buf = (*buf)[:n]
-			break
-		}
-		*buf = make([]byte, 2*len(*buf))
-	}
-	dump := *buf
-	defer func() { *buf = (*buf)[:cap(*buf)] }()
-	first := true
-	for len(dump) > 0 {
-		var line []byte
-		line, dump, _ = bytes.Cut(dump, []byte("\n"))
-		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
-		if !ok {
-			continue
-		}
-		_, rest, _ = bytes.Cut(rest, []byte(" ["))
-		state, _, _ := bytes.Cut(rest, []byte("]"))
-		state, _, _ = bytes.Cut(state, []byte(","))
-		if first {
-			first = false
-			continue
-		}
-		switch string(state) {
-		case "running", "runnable", "preempted", "copystack":
-			return true
-		case "syscall":
-			top, _, _ := bytes.Cut(dump, []byte("\n"))
-			if !bytes.HasPrefix(top, []byte("os/signal.signal_recv")) {
-				return true
-			}
-		}
-	}
-	return false
 }

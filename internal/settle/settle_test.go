@@ -1,4 +1,4 @@
-package simharness
+package settle
 
 import (
 	"runtime"
@@ -18,7 +18,7 @@ func TestOthersBusy(t *testing.T) {
 	<-blocked
 	// The blocked goroutine must not count once it has parked.
 	deadline := time.Now().Add(10 * time.Second)
-	for othersBusy(&buf) {
+	for OthersBusy(&buf) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a goroutine blocked on a channel counts as busy:\n%s", buf)
 		}
@@ -32,7 +32,7 @@ func TestOthersBusy(t *testing.T) {
 		}
 	}()
 	<-spinning
-	if !othersBusy(&buf) {
+	if !OthersBusy(&buf) {
 		t.Error("a spinning goroutine does not count as busy")
 	}
 	stop.Store(true)

@@ -1,15 +1,15 @@
-package simharness
+package settle
 
 import (
 	"bytes"
 	"runtime"
 )
 
-// othersBusy reports whether a goroutine other than the caller is running,
+// OthersBusy reports whether a goroutine other than the caller is running,
 // runnable or in a system call (file I/O), from a dump of all goroutines
 // written into *buf. A goroutine blocked in os/signal's receive loop, which
 // sits in a system call for good, does not count.
-func othersBusy(buf *[]byte) bool {
+func OthersBusy(buf *[]byte) bool {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 64<<10)
 	}
