@@ -120,9 +120,15 @@ func (r *Reporter) Run(ctx context.Context) error {
 		changed = n.HealthChanged()
 	}
 	gateChanged := r.gateChanged()
-	r.syncStatus(ctx)
+	// The fast checks start before the first post (a ready agent ends them
+	// right after it), so a readiness change after that post is never
+	// missed.
 	fast := r.startFastUpdates()
 	defer fast.stop()
+	r.syncStatus(ctx)
+	if r.postedReady() {
+		fast.stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():
