@@ -168,6 +168,13 @@ func TestDiskPressureReclaimsDeadContainersThenEvictsTheEmptyDirFiller(t *testin
 		return err == nil && p.Status.Phase == corev1.PodSucceeded
 	})
 	waitAPIPod(t, c, ns, "quiet", 2*time.Minute, "running", apiRunning)
+	// The reclaim removes every dead container of a pod whose worker has
+	// terminated; done's worker stops the pod about a relist after its
+	// phase turned Succeeded (as the kubelet's). The filler fills the disk
+	// in a second, so it starts only once done is stopped.
+	within(t, time.Minute, "the agent to stop the done pod", func() bool {
+		return strings.Contains(h.logs.String(), `"msg"="Pod stopped" "pod"={"name"="done"`)
+	})
 	if n := len(podContainers(t, h, string(done.UID))); n != 1 {
 		t.Fatalf("the done pod has %d containers in the runtime, want its 1 dead one", n)
 	}
