@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit/nodekit/internal/atomicfile"
 	"github.com/nodekit/nodekit/managers/objects"
 )
 
@@ -89,22 +90,7 @@ func (s *checkpointedServices) save(namespace string, list []*corev1.Service) er
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, "."+namespace+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return err
 	}
 	s.saved[namespace] = data

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nodekit/nodekit/internal/atomicfile"
 	"github.com/nodekit/nodekit/internal/promutil"
 )
 
@@ -101,26 +102,8 @@ func writeAtomic(path string, st state) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return fmt.Errorf("write graceful shutdown state: %w", err)
-	}
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("write graceful shutdown state %s: %w", path, werr)
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
+		return fmt.Errorf("write graceful shutdown state %s: %w", path, err)
 	}
 	return nil
 }

@@ -177,6 +177,14 @@ func (m *Manager) evictDeadContainers(ctx context.Context, p *gcPod) []error {
 // removeAllDead removes every container and sandbox of a terminated pod
 // in which nothing runs; the pod's directories stay.
 func (m *Manager) removeAllDead(ctx context.Context, p *gcPod) []error {
+	errs := m.removeObjects(ctx, p)
+	m.log.V(2).Info("removed the dead containers of a terminated pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
+	return errs
+}
+
+// removeObjects removes the pod's containers and then, once they are all
+// gone, its sandboxes.
+func (m *Manager) removeObjects(ctx context.Context, p *gcPod) []error {
 	var errs []error
 	for _, c := range p.containers {
 		if err := m.removeContainer(ctx, p, c); err != nil {
@@ -191,27 +199,13 @@ func (m *Manager) removeAllDead(ctx context.Context, p *gcPod) []error {
 			errs = append(errs, err)
 		}
 	}
-	m.log.V(2).Info("removed the dead containers of a terminated pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
 	return errs
 }
 
 // removePod removes every container, every sandbox and the log directory of
 // a pod that no longer exists.
 func (m *Manager) removePod(ctx context.Context, p *gcPod) []error {
-	var errs []error
-	for _, c := range p.containers {
-		if err := m.removeContainer(ctx, p, c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return errs // keep the sandboxes until their containers are gone
-	}
-	for _, s := range p.sandboxes {
-		if err := m.removeSandbox(ctx, p, s); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs := m.removeObjects(ctx, p)
 	if len(errs) == 0 && p.name != "" {
 		if err := os.RemoveAll(m.podLogDir(p.namespace, p.name, p.uid)); err != nil {
 			errs = append(errs, fmt.Errorf("remove log directory of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/nodekit/nodekit/internal/atomicfile"
 	"github.com/nodekit/nodekit/sources"
 )
 
@@ -87,25 +88,7 @@ func (c *checkpoint) save(pods []*corev1.Pod) error {
 
 // write replaces the pod's file atomically and durably.
 func (c *checkpoint) write(uid types.UID, data []byte) error {
-	tmp, err := os.CreateTemp(c.dir, "."+string(uid)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("checkpoint pod %s: %w", uid, err)
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), c.path(uid))
-	}
-	if err == nil {
-		err = syncDir(c.dir)
-	}
-	if err != nil {
+	if err := atomicfile.Write(c.path(uid), data, 0o600); err != nil {
 		return fmt.Errorf("checkpoint pod %s: %w", uid, err)
 	}
 	return nil
@@ -140,7 +123,7 @@ func (c *checkpoint) removeAllBut(keep map[types.UID]bool) error {
 		}
 	}
 	if removed {
-		if err := syncDir(c.dir); err != nil {
+		if err := atomicfile.SyncDir(c.dir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -183,17 +166,4 @@ func (c *checkpoint) load() (pods []*corev1.Pod, found bool, err error) {
 
 func (c *checkpoint) path(uid types.UID) string {
 	return filepath.Join(c.dir, string(uid)+checkpointSuffix)
-}
-
-// syncDir makes a rename or removal in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync checkpoint directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync checkpoint directory: %w", err)
-	}
-	return nil
 }
