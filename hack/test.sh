@@ -28,9 +28,12 @@ need_root
 log "private containerd and control plane (kube-apiserver + etcd)"
 # A second containerd, only for the fault tests: they SIGKILL and SIGSTOP it
 # (test/e2e/faultlab_test.go), never the one every other test shares.
-fault_dir=/var/lib/nodekit-lab-fault
-fault_lab=(env NODEKIT_TEST_DIR="$fault_dir" CNI_NETWORK=nodekit-fault CNI_BRIDGE=nkfault0
-	CNI_SUBNET=10.247.0.0/24 CGROUP_PARENT=nodekit-fault)
+# A second lab beside the default one (another NODEKIT_TEST_DIR, see lib.sh)
+# names its own fault lab through the NODEKIT_FAULT_* variables.
+fault_dir=${NODEKIT_FAULT_TEST_DIR:-/var/lib/nodekit-lab-fault}
+fault_lab=(env NODEKIT_TEST_DIR="$fault_dir" CNI_NETWORK="${NODEKIT_FAULT_NETWORK:-nodekit-fault}"
+	CNI_BRIDGE="${NODEKIT_FAULT_BRIDGE:-nkfault0}" CNI_SUBNET="${NODEKIT_FAULT_SUBNET:-10.247.0.0/24}"
+	CGROUP_PARENT="${NODEKIT_FAULT_CGROUP:-nodekit-fault}")
 # CI leaves a clean machine; a developer keeps them warm for the next run.
 if [ "${CI:-}" = true ]; then
 	trap 'bash "$here/metrics-server-down.sh" >/dev/null 2>&1 || true; bash "$here/registry-down.sh" >/dev/null 2>&1 || true; bash "$here/control-plane-down.sh" >/dev/null 2>&1 || true; bash "$here/containerd-down.sh" >/dev/null 2>&1 || true; "${fault_lab[@]}" bash "$here/containerd-down.sh" >/dev/null 2>&1 || true' EXIT
