@@ -20,7 +20,7 @@ import (
 )
 
 // controlPlaneEnvFile is where hack/control-plane-up.sh writes its env.
-const controlPlaneEnvFile = "/var/lib/nodekit-test/control-plane/env"
+var controlPlaneEnvFile = labFile("control-plane/env")
 
 // clusterEnv is the private kube-apiserver the cluster tests join.
 type clusterEnv struct {

@@ -103,7 +103,7 @@ type registryEnv struct {
 }
 
 // registryEnvFile is where hack/registry-up.sh writes its env.
-const registryEnvFile = "/var/lib/nodekit-test/registry/env"
+var registryEnvFile = labFile("registry/env")
 
 // loadRegistry finds the loopback registries; like loadEnv, it fails under
 // CI=true and skips otherwise when there are none.

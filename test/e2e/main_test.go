@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,17 @@ import (
 )
 
 // envFile is where hack/containerd-up.sh writes the test environment.
-const envFile = "/var/lib/nodekit-test/env"
+var envFile = labFile("env")
+
+// labFile is the path of rel in the lab the hack scripts run in: the one
+// under $NODEKIT_TEST_DIR, /var/lib/nodekit-test by default (hack/lib.sh).
+func labFile(rel string) string {
+	dir := os.Getenv("NODEKIT_TEST_DIR")
+	if dir == "" {
+		dir = "/var/lib/nodekit-test"
+	}
+	return filepath.Join(dir, rel)
+}
 
 // criTimeout bounds the connection and each CRI call (the kubelet's
 // default runtime request timeout).
