@@ -20,6 +20,9 @@ type options struct {
 	pods             []int
 	steady, timeout  time.Duration
 	rounds           int
+	// nodekitEnv is added to nodekit's environment (e.g. GOGC=50), to
+	// measure a runtime setting.
+	nodekitEnv []string
 }
 
 func main() {
@@ -49,6 +52,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "steady window measured after every pod runs")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest wait for all pods to run, or to stop")
 	fs.IntVar(&o.rounds, "rounds", 1, "runs of each agent per pod count (alternating); the report shows the median")
+	env := fs.String("nodekit-env", "", "comma-separated KEY=VALUE added to nodekit's environment, e.g. GOGC=50,GOMEMLIMIT=40MiB")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -58,6 +62,15 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("--pods: %q is not a positive count", s)
 		}
 		o.pods = append(o.pods, n)
+	}
+	for _, kv := range strings.Split(*env, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		if !strings.Contains(kv, "=") {
+			return o, fmt.Errorf("--nodekit-env: %q is not KEY=VALUE", kv)
+		}
+		o.nodekitEnv = append(o.nodekitEnv, kv)
 	}
 	for name, v := range map[string]string{"--kubelet": o.kubelet, "--nodekit": o.nodekit, "--endpoint": o.endpoint,
 		"--cgroup-root": o.cgroupRoot, "--work": o.work} {

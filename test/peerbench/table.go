@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,11 @@ type row struct {
 // printTable writes the markdown table: each agent's median over the
 // rounds, and nodekit's figures as ratios of the kubelet's.
 func printTable(w io.Writer, o options, rows []row) {
-	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s\n\n", o.steady, o.rounds, loadAverage())
+	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s", o.steady, o.rounds, loadAverage())
+	if len(o.nodekitEnv) > 0 {
+		fmt.Fprintf(w, ", nodekit's environment adds %s", strings.Join(o.nodekitEnv, " "))
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
