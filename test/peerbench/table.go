@@ -25,6 +25,16 @@ func printTable(w io.Writer, o options, rows []row) {
 	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
+		if len(r.runs[0]) == 0 || len(r.runs[1]) == 0 {
+			for i, runs := range r.runs {
+				if len(runs) > 0 {
+					m := median(runs)
+					fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+						m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
+				}
+			}
+			continue
+		}
 		k, n := median(r.runs[0]), median(r.runs[1])
 		for i, m := range []measurement{k, n} {
 			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
@@ -40,7 +50,11 @@ func printTable(w io.Writer, o options, rows []row) {
 	fmt.Fprintln(w, "\n| pods | agent | mean relist, steady (ms) | mean relist, whole run (ms) | longest relist at most (s) | PLEG-unhealthy log lines | start-up p50 (s) | start-up p99 (s) | in the runtime p50 (s) | in the runtime p99 (s) | the rest p50 (s) | the rest p99 (s) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		for i, m := range []measurement{median(r.runs[0]), median(r.runs[1])} {
+		for i, runs := range r.runs {
+			if len(runs) == 0 {
+				continue
+			}
+			m := median(runs)
 			fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
 				ms(m.relist), ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total.p50.Seconds(), m.startup.total.p99.Seconds(),
 				m.startup.cri.p50.Seconds(), m.startup.cri.p99.Seconds(), m.startup.agent.p50.Seconds(), m.startup.agent.p99.Seconds())
