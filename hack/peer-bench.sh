@@ -12,7 +12,10 @@
 # needed. About 1.5 minutes per agent and pod count with the default 30 s
 # steady window.
 #
-# Usage: peer-bench.sh [--pods 10,30,100,110] [--steady 30s] [--rounds 1] [--keep]
+# Usage: peer-bench.sh [--pods 10,30,100,110] [--steady 30s] [--rounds 1] [--timeout 5m] [--nodekit-env K=V,...] [--only kubelet|nodekit] [--keep]
+# (--timeout: the longest wait for all pods to run, or to stop; 500 pods
+# on a loaded 2-core machine need about 20m.) Each agent's log stays in
+# $NODEKIT_TEST_DIR/work.
 set -euo pipefail
 export NODEKIT_TEST_DIR=${NODEKIT_TEST_DIR:-/var/lib/nodekit-peerbench}
 export CNI_NETWORK=${CNI_NETWORK:-nodekit-peerbench}
@@ -25,14 +28,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/conformance/lib.sh"
 
 need_root
-pods=10,30,100,110 steady=30s rounds=1 keep=
+pods=10,30,100,110 steady=30s rounds=1 timeout=5m env= only= keep=
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--pods) pods=$2; shift 2 ;;
 	--steady) steady=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--nodekit-env) env=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	*) die "usage: $0 [--pods LIST] [--steady DURATION] [--rounds N] [--keep]" ;;
+	*) die "usage: $0 [--pods LIST] [--steady DURATION] [--rounds N] [--timeout DURATION] [--nodekit-env K=V,...] [--only kubelet|nodekit] [--keep]" ;;
 	esac
 done
 
@@ -51,10 +57,10 @@ phase "private containerd for the benchmark ($NODEKIT_TEST_DIR)" bash "$here/con
 . "$here/conformance/agent.sh"
 cgroup_root_create
 work=$NODEKIT_TEST_DIR/work
-rm -rf "$work" && mkdir -p "$work"
+mkdir -p "$work"
 results=$NODEKIT_TEST_DIR/results-$(date +%Y%m%d-%H%M%S).md
 phase "peer benchmark, pods $pods" "$bin_dir/peerbench" --kubelet "$CONF_KUBELET_BIN" --nodekit "$bin_dir/nodekit" \
 	--endpoint "unix://$CD_SOCK" --image "$BUSYBOX_IMAGE" --cgroup-root "/$CGROUP_PARENT" --work "$work" \
-	--pods "$pods" --steady "$steady" --rounds "$rounds" >"$results"
+	--pods "$pods" --steady "$steady" --rounds "$rounds" --timeout "$timeout" --nodekit-env "$env" --only "$only" >"$results"
 cat "$results"
 log "table written to $results"

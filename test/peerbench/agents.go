@@ -73,10 +73,14 @@ func nodekitAgent(o options) agent {
 		if err != nil {
 			return nil, "", err
 		}
-		return exec.Command(o.nodekit, "run", "--runtime-endpoint="+o.endpoint, "--node-name=peerbench-nodekit",
+		cmd := exec.Command(o.nodekit, "run", "--runtime-endpoint="+o.endpoint, "--node-name=peerbench-nodekit",
 			"--node-ip=127.0.0.1", "--manifests="+manifests, "--root-dir="+filepath.Join(dir, "root"),
 			"--cgroup-root="+o.cgroupRoot, "--read-only-port="+strconv.Itoa(port), "--max-pods="+strconv.Itoa(maxPods(pods)),
-			"--v=1"), fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil
+			"--v=1")
+		if len(o.nodekitEnv) > 0 {
+			cmd.Env = append(os.Environ(), o.nodekitEnv...)
+		}
+		return cmd, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil
 	}}
 }
 

@@ -20,6 +20,12 @@ type options struct {
 	pods             []int
 	steady, timeout  time.Duration
 	rounds           int
+	// nodekitEnv is added to nodekit's environment (e.g. GOGC=50), to
+	// measure a runtime setting.
+	nodekitEnv []string
+	// only, when set, is the one agent to run ("kubelet" or "nodekit"):
+	// the other's rows and the ratios are left out.
+	only string
 }
 
 func main() {
@@ -49,6 +55,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.steady, "steady", 30*time.Second, "steady window measured after every pod runs")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest wait for all pods to run, or to stop")
 	fs.IntVar(&o.rounds, "rounds", 1, "runs of each agent per pod count (alternating); the report shows the median")
+	fs.StringVar(&o.only, "only", "", "run only this agent (kubelet or nodekit); the table then has no ratios")
+	env := fs.String("nodekit-env", "", "comma-separated KEY=VALUE added to nodekit's environment, e.g. GOGC=50,GOMEMLIMIT=40MiB")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -59,11 +67,23 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.pods = append(o.pods, n)
 	}
+	for _, kv := range strings.Split(*env, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		if !strings.Contains(kv, "=") {
+			return o, fmt.Errorf("--nodekit-env: %q is not KEY=VALUE", kv)
+		}
+		o.nodekitEnv = append(o.nodekitEnv, kv)
+	}
 	for name, v := range map[string]string{"--kubelet": o.kubelet, "--nodekit": o.nodekit, "--endpoint": o.endpoint,
 		"--cgroup-root": o.cgroupRoot, "--work": o.work} {
 		if v == "" {
 			return o, fmt.Errorf("%s is required", name)
 		}
+	}
+	if o.only != "" && o.only != "kubelet" && o.only != "nodekit" {
+		return o, fmt.Errorf("--only: %q is neither kubelet nor nodekit", o.only)
 	}
 	if o.rounds < 1 {
 		return o, fmt.Errorf("--rounds must be at least 1")
@@ -83,6 +103,9 @@ func run(ctx context.Context, o options) error {
 		r := row{pods: n}
 		for round := range o.rounds {
 			for i, a := range agents {
+				if o.only != "" && a.name != o.only {
+					continue
+				}
 				logf("%s, %d pods, round %d of %d: starting", a.name, n, round+1, o.rounds)
 				m, err := measure(ctx, rt, a, n, o)
 				if err != nil {

@@ -21,11 +21,21 @@ type measurement struct {
 	toRunning time.Duration // process start to every pod's container running
 	teardown  time.Duration // manifests removed to no pod container running
 	relist    time.Duration // mean PLEG relist over the steady window (0: unknown)
+	// relistAll is the mean PLEG relist over the whole run, from the
+	// agent's start to the end of teardown, and relistMax an upper bound
+	// of its longest relist (the histogram's smallest bucket bound above
+	// every relist), in seconds; 0: unknown.
+	relistAll time.Duration
+	relistMax float64
+	unhealthy int     // log lines saying the PLEG is not healthy
+	startup   startup // per-pod start-up
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs, mean relist %.1fms",
-		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
+	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs, "+
+		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v",
+		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist),
+		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent)
 }
 
 // millicores is the steady CPU as thousandths of a core.
@@ -49,6 +59,9 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 		return m, err
 	}
 	defer removeDir(dir)
+	// The log outlives the run's directory, for the PLEG grep and a look
+	// afterwards.
+	logPath := filepath.Join(o.work, fmt.Sprintf("%s-%d-pods-%s.log", a.name, n, time.Now().Format("150405")))
 	manifests := filepath.Join(dir, "manifests")
 	if err := writeManifests(manifests, n, o.image); err != nil {
 		return m, err
@@ -57,7 +70,6 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if err != nil {
 		return m, err
 	}
-	logPath := filepath.Join(dir, "agent.log")
 	p, err := startProcess(cmd, logPath)
 	if err != nil {
 		return m, err
@@ -66,7 +78,12 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 		p.stop()
 		_ = rt.clean(context.WithoutCancel(ctx))
 	}()
-	if err := p.waitFor(ctx, o.timeout, func() (bool, error) { c, err := rt.running(ctx); return c == n, err }); err != nil {
+	seenRunning := runningTracker{}
+	if err := p.waitFor(ctx, o.timeout, func() (bool, error) {
+		names, err := rt.running(ctx)
+		seenRunning.note(names, time.Now())
+		return len(names) == n, err
+	}); err != nil {
 		return m, fmt.Errorf("waiting for %d pods to run: %w (log: %s)", n, err, p.tail())
 	}
 	m.toRunning = time.Since(p.started)
@@ -91,6 +108,9 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if m.mem, err = memoryOf(p.pid()); err != nil {
 		return m, err
 	}
+	if m.startup, err = measureStartup(ctx, rt, seenRunning, p.started); err != nil {
+		return m, err
+	}
 	if err := os.RemoveAll(manifests); err != nil {
 		return m, err
 	}
@@ -98,10 +118,20 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 		return m, err
 	}
 	del := time.Now()
-	if err := p.waitFor(ctx, o.timeout, func() (bool, error) { c, err := rt.running(ctx); return c == 0, err }); err != nil {
+	if err := p.waitFor(ctx, o.timeout, func() (bool, error) { names, err := rt.running(ctx); return len(names) == 0, err }); err != nil {
 		return m, fmt.Errorf("waiting for the pods to stop: %w (log: %s)", err, p.tail())
 	}
 	m.teardown = time.Since(del)
+	if all, err := scrapeRelist(ctx, metrics); err != nil {
+		logf("%s: no relist duration at the end: %v", a.name, err)
+	} else {
+		m.relistAll, m.relistMax = meanRelist(relistTotals{}, all), all.maxBound()
+	}
+	// The kubelet says "PLEG is not healthy: pleg has yet to be
+	// successful" until its first relist, at every start: not counted.
+	if m.unhealthy, err = countLines(logPath, []string{"pleg is not healthy", "last seen active"}, "has yet to be successful"); err != nil {
+		return m, err
+	}
 	return m, nil
 }
 
@@ -226,6 +256,25 @@ func (p *process) stop() {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// countLines counts the lines of the file at path that hold any of subs,
+// ignoring case, and not except.
+func countLines(path string, subs []string, except string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, line := range strings.Split(strings.ToLower(string(b)), "\n") {
+		for _, s := range subs {
+			if strings.Contains(line, s) && !strings.Contains(line, except) {
+				n++
+				break
+			}
+		}
+	}
+	return n, nil
 }
 
 // tail returns the last lines of the agent's log.

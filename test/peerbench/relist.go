@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -15,16 +16,46 @@ import (
 // relistMetric is the PLEG relist histogram both agents export.
 const relistMetric = "kubelet_pleg_relist_duration_seconds"
 
-// relistTotals is the relist histogram's count and sum at one scrape.
+// relistTotals is the relist histogram's count, sum and buckets at one
+// scrape.
 type relistTotals struct {
-	count uint64
-	sum   float64
+	count   uint64
+	sum     float64
+	buckets []*dto.Bucket
+}
+
+// maxBound is the smallest bucket bound no relist so far exceeded: an
+// upper bound of the longest relist since the agent started (+Inf when
+// one exceeded every bucket; 0 before the first relist).
+func (t relistTotals) maxBound() float64 {
+	if t.count == 0 {
+		return 0
+	}
+	for _, b := range t.buckets {
+		if b.GetCumulativeCount() == t.count {
+			return b.GetUpperBound()
+		}
+	}
+	return math.Inf(1)
 }
 
 // scrapeRelist reads the relist histogram from an agent's /metrics (the
-// kubelet's TLS port with anonymous access, nodekit's read-only port).
+// kubelet's TLS port with anonymous access, nodekit's read-only port),
+// trying three times: on a loaded machine the kubelet's /metrics with 500
+// pods can take longer than the first try's wait.
 func scrapeRelist(ctx context.Context, url string) (relistTotals, error) {
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	var err error
+	for range 3 {
+		var t relistTotals
+		if t, err = scrapeRelistOnce(ctx, url); err == nil || ctx.Err() != nil {
+			return t, err
+		}
+	}
+	return relistTotals{}, err
+}
+
+func scrapeRelistOnce(ctx context.Context, url string) (relistTotals, error) {
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the agents' self-signed certificates, on loopback
 	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -49,7 +80,7 @@ func scrapeRelist(ctx context.Context, url string) (relistTotals, error) {
 		return relistTotals{}, fmt.Errorf("%s has no histogram %s", url, relistMetric)
 	}
 	h := f.GetMetric()[0].GetHistogram()
-	return relistTotals{count: h.GetSampleCount(), sum: h.GetSampleSum()}, nil
+	return relistTotals{count: h.GetSampleCount(), sum: h.GetSampleSum(), buckets: h.GetBucket()}, nil
 }
 
 // meanRelist is the mean relist duration between two scrapes.

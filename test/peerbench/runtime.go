@@ -29,20 +29,26 @@ func connect(ctx context.Context, endpoint string) (*runtime, error) {
 	return &runtime{rs: rs}, nil
 }
 
-// running counts the benchmark pods' running containers.
-func (r *runtime) running(ctx context.Context) (int, error) {
+// The kubelet's container labels both agents set.
+const (
+	podNameLabel       = "io.kubernetes.pod.name"
+	containerNameLabel = "io.kubernetes.container.name"
+)
+
+// running returns the names of the benchmark pods whose container runs.
+func (r *runtime) running(ctx context.Context) ([]string, error) {
 	cs, err := r.rs.ListContainers(ctx, &runtimeapi.ContainerFilter{
 		State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var names []string
 	for _, c := range cs {
-		if c.Labels["io.kubernetes.container.name"] == "main" && strings.HasPrefix(c.Labels["io.kubernetes.pod.name"], "pb-") {
-			n++
+		if c.Labels[containerNameLabel] == "main" && strings.HasPrefix(c.Labels[podNameLabel], "pb-") {
+			names = append(names, c.Labels[podNameLabel])
 		}
 	}
-	return n, nil
+	return names, nil
 }
 
 // clean stops and removes every sandbox of the runtime: it is private to

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -16,10 +17,24 @@ type row struct {
 // printTable writes the markdown table: each agent's median over the
 // rounds, and nodekit's figures as ratios of the kubelet's.
 func printTable(w io.Writer, o options, rows []row) {
-	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s\n\n", o.steady, o.rounds, loadAverage())
+	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s", o.steady, o.rounds, loadAverage())
+	if len(o.nodekitEnv) > 0 {
+		fmt.Fprintf(w, ", nodekit's environment adds %s", strings.Join(o.nodekitEnv, " "))
+	}
+	fmt.Fprint(w, "\n\n")
 	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
+		if len(r.runs[0]) == 0 || len(r.runs[1]) == 0 {
+			for i, runs := range r.runs {
+				if len(runs) > 0 {
+					m := median(runs)
+					fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+						m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
+				}
+			}
+			continue
+		}
 		k, n := median(r.runs[0]), median(r.runs[1])
 		for i, m := range []measurement{k, n} {
 			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
@@ -29,6 +44,21 @@ func printTable(w io.Writer, o options, rows []row) {
 			ratio(n.startCPU.Seconds(), k.startCPU.Seconds()), ratio(n.millicores(), k.millicores()),
 			ratio(mib(n.mem.rss), mib(k.mem.rss)), ratio(mib(n.mem.hwm), mib(k.mem.hwm)), ratio(mib(n.mem.anon), mib(k.mem.anon)),
 			ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()), ratio(ms(n.relist), ms(k.relist)))
+	}
+	fmt.Fprintln(w, "\nPLEG and per-pod start-up (start-up: a pod's arrival, the agent's config.seen stamp, to its container seen running over CRI; "+
+		"in the runtime: the sandbox's creation to the container's start as containerd records them; the rest: the difference, per pod)")
+	fmt.Fprintln(w, "\n| pods | agent | mean relist, steady (ms) | mean relist, whole run (ms) | longest relist at most (s) | PLEG-unhealthy log lines | start-up p50 (s) | start-up p99 (s) | in the runtime p50 (s) | in the runtime p99 (s) | the rest p50 (s) | the rest p99 (s) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		for i, runs := range r.runs {
+			if len(runs) == 0 {
+				continue
+			}
+			m := median(runs)
+			fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+				ms(m.relist), ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total.p50.Seconds(), m.startup.total.p99.Seconds(),
+				m.startup.cri.p50.Seconds(), m.startup.cri.p99.Seconds(), m.startup.agent.p50.Seconds(), m.startup.agent.p99.Seconds())
+		}
 	}
 }
 
@@ -64,6 +94,13 @@ func median(ms []measurement) measurement {
 	u := func(f func(measurement) uint64) uint64 {
 		return f(ms[pick(func(m measurement) float64 { return float64(f(m)) })])
 	}
+	q := func(f func(measurement) quantiles) quantiles {
+		return quantiles{
+			p50: d(func(m measurement) time.Duration { return f(m).p50 }),
+			p99: d(func(m measurement) time.Duration { return f(m).p99 }),
+			max: d(func(m measurement) time.Duration { return f(m).max }),
+		}
+	}
 	return measurement{
 		startCPU:  d(func(m measurement) time.Duration { return m.startCPU }),
 		steadyCPU: d(func(m measurement) time.Duration { return m.steadyCPU }),
@@ -76,5 +113,13 @@ func median(ms []measurement) measurement {
 		toRunning: d(func(m measurement) time.Duration { return m.toRunning }),
 		teardown:  d(func(m measurement) time.Duration { return m.teardown }),
 		relist:    d(func(m measurement) time.Duration { return m.relist }),
+		relistAll: d(func(m measurement) time.Duration { return m.relistAll }),
+		relistMax: ms[pick(func(m measurement) float64 { return m.relistMax })].relistMax,
+		unhealthy: ms[pick(func(m measurement) float64 { return float64(m.unhealthy) })].unhealthy,
+		startup: startup{
+			total: q(func(m measurement) quantiles { return m.startup.total }),
+			cri:   q(func(m measurement) quantiles { return m.startup.cri }),
+			agent: q(func(m measurement) quantiles { return m.startup.agent }),
+		},
 	}
 }
