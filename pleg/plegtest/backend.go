@@ -14,13 +14,23 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/internal/settle"
+	"github.com/nodekit/nodekit/pleg"
+	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/sim"
 )
 
-// Backend is a container runtime the suite runs pods on.
+// Backend is a container runtime the suite runs pods on: either CRI
+// services (Open), over which the suite builds a runtime/cri Manager, or
+// any runtime.Runtime (Runtime).
 type Backend struct {
 	// Name names the backend in subtest names.
 	Name string
+	// Runtime, when set, returns the runtime one case uses, with what the
+	// suite needs beside it, and registers its own cleanup on tb; Open,
+	// Image's default and CgroupParent are then not used by the suite for
+	// building a runtime. Each case needs a runtime that sees only its own
+	// pods (a new one, or one with an instance ID of its own).
+	Runtime func(tb testing.TB) RuntimeEnv
 	// Open returns the CRI services one case uses and the clock that times
 	// them, and registers its own cleanup on tb. A
 	// *testingclock.FakeClock is moved by the suite; any other clock is
@@ -32,6 +42,40 @@ type Backend struct {
 	// CgroupParent is the CRI manager's cgroup parent. Defaults to none.
 	CgroupParent string
 }
+
+// RuntimeEnv is a runtime under test and what the suite needs beside it.
+type RuntimeEnv struct {
+	// Runtime runs the case's pods; the suite calls SyncPod, KillPod and
+	// GetPodStatus (to read the truth past the PLEG), and GarbageCollect in
+	// the cleanup when it is a runtime.GarbageCollector. Its pods must
+	// honour the containers' commands (sh -c with sleep and a TERM trap)
+	// or runtime/sim's annotations, as the suite's pods carry both.
+	Runtime noderuntime.Runtime
+	// Outside makes changes behind the agent's back: it stops and removes
+	// containers and sandboxes by the IDs the runtime reports.
+	Outside Outside
+	// Events, when set, is the runtime's CRI event stream, for an evented
+	// PLEG (Env.Events). Defaults to none.
+	Events pleg.EventSource
+	// Clock times the runtime. A *testingclock.FakeClock is moved by the
+	// suite; any other clock is real time.
+	Clock clock.WithTicker
+}
+
+// Outside is what the suite does to a runtime from outside the agent. A
+// criapi.RuntimeService is one.
+type Outside interface {
+	// StopContainer stops a container, killing it after timeout seconds.
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	// RemoveContainer removes a stopped container.
+	RemoveContainer(ctx context.Context, containerID string) error
+	// StopPodSandbox stops a sandbox.
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	// RemovePodSandbox removes a stopped sandbox.
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+}
+
+var _ Outside = criapi.RuntimeService(nil)
 
 // Epoch is where the simulated backend's fake clock starts.
 var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

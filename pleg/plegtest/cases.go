@@ -25,22 +25,22 @@ func caseLifecycle(h *harness) {
 	})
 
 	m = h.mark()
-	h.cri("stop the container from outside", func(ctx context.Context) error { return h.rs.StopContainer(ctx, c, 0) })
+	h.cri("stop the container from outside", func(ctx context.Context) error { return h.out.StopContainer(ctx, c, 0) })
 	h.waitEvent("the death of a container stopped from outside", m, p.UID, pleg.ContainerDied, c)
 	h.waitStatus("the cache to show the container exited", p.UID, func(s *noderuntime.PodStatus) bool {
 		return rankOf(s, c) == rankExited
 	})
 
 	m = h.mark()
-	h.cri("remove the container", func(ctx context.Context) error { return h.rs.RemoveContainer(ctx, c) })
+	h.cri("remove the container", func(ctx context.Context) error { return h.out.RemoveContainer(ctx, c) })
 	h.waitEvent("the removal of the container", m, p.UID, pleg.ContainerRemoved, c)
 	h.waitStatus("the cache to drop the container", p.UID, func(s *noderuntime.PodStatus) bool {
 		return rankOf(s, c) == rankAbsent
 	})
 
 	m = h.mark()
-	h.cri("stop the sandbox", func(ctx context.Context) error { return h.rs.StopPodSandbox(ctx, sb) })
-	h.cri("remove the sandbox", func(ctx context.Context) error { return h.rs.RemovePodSandbox(ctx, sb) })
+	h.cri("stop the sandbox", func(ctx context.Context) error { return h.out.StopPodSandbox(ctx, sb) })
+	h.cri("remove the sandbox", func(ctx context.Context) error { return h.out.RemovePodSandbox(ctx, sb) })
 	h.waitEvent("the removal of the sandbox", m, p.UID, pleg.ContainerRemoved, sb)
 	h.waitStatus("the cache to forget the pod", p.UID, func(s *noderuntime.PodStatus) bool {
 		return len(s.SandboxStatuses) == 0 && len(s.ContainerStatuses) == 0
@@ -185,4 +185,37 @@ func (h *harness) getNewerThan(what string, uid types.UID, minTime time.Time) *n
 		h.tb.Errorf("cache: %s", msg)
 	}
 	return r.s
+}
+
+// caseFutureStamp: a status stamped in the future (a writer whose clock
+// runs an hour ahead, such as an evented PLEG taking a skewed runtime's
+// event times) must not freeze the pod's entry: the cache bounds every
+// stamp by its own now, so the next inspection still replaces the entry
+// and a worker waiting for a status newer than now gets the new one, not
+// the future-stamped one.
+func caseFutureStamp(h *harness) {
+	p := h.newPod("future", ctrSpec{name: "main"})
+	_, ids := h.start(p)
+	c := ids["main"]
+	h.waitStatus("the cache to show the pod running", p.UID, func(s *noderuntime.PodStatus) bool {
+		return rankOf(s, c) == rankRunning
+	})
+	s, err := h.cache.Get(p.UID)
+	if err != nil {
+		h.tb.Fatalf("the cache holds an error for the running pod: %v", err)
+	}
+	h.cache.Set(p.UID, s, nil, h.clk.Now().Add(time.Hour))
+	h.d.pass(100 * time.Millisecond)
+
+	m := h.mark()
+	h.cri("stop the container from outside", func(ctx context.Context) error { return h.out.StopContainer(ctx, c, 0) })
+	h.waitEvent("the death of the container after a status stamped in the future", m, p.UID, pleg.ContainerDied, c)
+	h.waitStatus("the cache to show the container exited after a status stamped an hour ahead", p.UID, func(s *noderuntime.PodStatus) bool {
+		return rankOf(s, c) == rankExited
+	})
+	since := h.clk.Now()
+	s = h.getNewerThan("a status newer than now after one stamped in the future", p.UID, since)
+	if rankOf(s, c) != rankExited {
+		h.tb.Errorf("the status newer than %v shows the stopped container at rank %d: the status stamped in the future was taken as newer", since, rankOf(s, c))
+	}
 }

@@ -18,16 +18,21 @@
 //   - a worker waiting for a status newer than its last sync is woken
 //     (within Options.Within), and the status it gets shows everything the
 //     runtime did before that sync ended: the cache did not vouch for a
-//     time too early.
+//     time too early;
+//   - a status stamped in the future (a writer whose clock runs ahead)
+//     does not freeze the pod's entry: later changes still reach the cache
+//     and a worker waiting for a status newer than now gets them.
 //
 // # Use
 //
 // Suite runs every case on the simulated runtime with a fake clock; SuiteOn
 // runs them on any Backend, for instance CRIBackend for a containerd
-// endpoint in an end-to-end test. The Factory builds the PLEG under test
-// from an Env; the suite runs it, drives pods through the runtime manager's
-// SyncPod and KillPod (and the raw CRI service for changes made from
-// outside), and stops it at the end of each case.
+// endpoint in an end-to-end test, or a Backend whose Runtime returns any
+// runtime.Runtime with an Outside to make changes behind its back. The
+// Factory builds the PLEG under test from an Env; the suite runs it, drives
+// pods through the runtime's SyncPod and KillPod (and Outside, by default
+// the raw CRI service, for changes made from outside), and stops it at the
+// end of each case.
 //
 // # Concurrency
 //

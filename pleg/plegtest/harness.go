@@ -35,8 +35,8 @@ type harness struct {
 	d     *driver
 	opts  Options
 	image string
-	rs    criapi.RuntimeService
-	rt    *cri.Manager
+	out   Outside
+	rt    noderuntime.Runtime
 	cache *pleg.Cache
 	plg   pleg.Interface
 	clk   clock.WithTicker
@@ -54,8 +54,17 @@ type harness struct {
 // case's pods and stops the PLEG.
 func newHarness(tb testing.TB, b Backend, newPLEG Factory, opts Options) *harness {
 	tb.Helper()
-	rs, is, clk := b.Open(tb)
-	h := &harness{tb: tb, d: newDriver(tb, clk), opts: opts, image: b.Image, rs: rs, clk: clk, mon: newMonitor()}
+	var env RuntimeEnv
+	var rs criapi.RuntimeService
+	var is criapi.ImageManagerService
+	if b.Runtime != nil {
+		env = b.Runtime(tb)
+	} else {
+		rs, is, env.Clock = b.Open(tb)
+		env.Outside, env.Events = rs, rs
+	}
+	clk := env.Clock
+	h := &harness{tb: tb, d: newDriver(tb, clk), opts: opts, image: b.Image, out: env.Outside, clk: clk, mon: newMonitor()}
 	if h.image == "" {
 		h.image = "plegtest/busybox:1"
 	}
@@ -72,17 +81,24 @@ func newHarness(tb testing.TB, b Backend, newPLEG Factory, opts Options) *harnes
 			tb.Logf("logs of %s:\n%s", h.id, dump())
 		}
 	})
-	dir := tb.TempDir()
-	resolv := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(resolv, []byte("nameserver 10.0.0.53\n"), 0o644); err != nil {
-		tb.Fatal(err)
+	h.rt = env.Runtime
+	if b.Runtime == nil {
+		dir := tb.TempDir()
+		resolv := filepath.Join(dir, "resolv.conf")
+		if err := os.WriteFile(resolv, []byte("nameserver 10.0.0.53\n"), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		h.rt = cri.NewManager(rs, is, clk, log, cri.Config{
+			InstanceID: h.id, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv, CgroupParent: b.CgroupParent,
+			InitialBackOff: 500 * time.Millisecond, MaxBackOff: 2 * time.Second,
+		})
 	}
-	h.rt = cri.NewManager(rs, is, clk, log, cri.Config{
-		InstanceID: h.id, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv, CgroupParent: b.CgroupParent,
-		InitialBackOff: 500 * time.Millisecond, MaxBackOff: 2 * time.Second,
-	})
-	h.cache = pleg.NewCache(clk)
-	h.plg = newPLEG(Env{Runtime: h.rt, Events: rs, Cache: h.cache, Clock: clk, Log: log})
+	newCache := opts.newCache
+	if newCache == nil {
+		newCache = pleg.NewCache
+	}
+	h.cache = newCache(clk)
+	h.plg = newPLEG(Env{Runtime: h.rt, Events: env.Events, Cache: h.cache, Clock: clk, Log: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.plg.Run(ctx) }()
@@ -217,8 +233,14 @@ func (h *harness) removeAll() {
 			}
 		}
 	}
-	if err := h.rt.GarbageCollect(ctx, func(types.UID) bool { return true }); err != nil {
-		h.tb.Errorf("cleanup: %v", err)
+	if gc, ok := h.rt.(noderuntime.GarbageCollector); ok {
+		ours := map[types.UID]bool{}
+		for _, p := range h.pods {
+			ours[p.UID] = true
+		}
+		if err := gc.GarbageCollect(ctx, func(uid types.UID) bool { return ours[uid] }); err != nil {
+			h.tb.Errorf("cleanup: %v", err)
+		}
 	}
 	h.d.settle()
 }

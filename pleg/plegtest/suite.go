@@ -13,10 +13,13 @@ import (
 
 // Env is what the PLEG under test is built from. Each case has its own.
 type Env struct {
-	// Runtime is the nodekit CRI runtime manager over the backend, with an
-	// instance ID of its own; it is also a pleg.EventDecoder.
+	// Runtime is the runtime under test: with Backend.Open the nodekit CRI
+	// runtime manager over the backend, with an instance ID of its own
+	// (it is also a pleg.EventDecoder); with Backend.Runtime the one it
+	// returned.
 	Runtime noderuntime.Runtime
-	// Events is the backend's CRI runtime service, for an evented PLEG.
+	// Events is the backend's CRI runtime service, for an evented PLEG;
+	// nil with a Backend.Runtime that has none.
 	Events pleg.EventSource
 	// Cache is the cache the PLEG must write and the suite reads.
 	Cache *pleg.Cache
@@ -40,6 +43,10 @@ type Options struct {
 	// reach the cache and the agent, and a waiting worker to be woken.
 	// Defaults to 5s on a fake clock and 15s on the real one.
 	Within time.Duration
+
+	// newCache builds the case's cache; defaults to pleg.NewCache. The
+	// suite's own tests set it to show a case fails a broken cache.
+	newCache func(clock.Clock) *pleg.Cache
 }
 
 // Suite runs every case on the simulated runtime with a fake clock.
@@ -71,5 +78,6 @@ func cases() []testCase {
 		{"no exit of many pods is lost", caseManyExits},
 		{"a worker syncing on newer statuses sees its own actions and never duplicates a container", caseWorker},
 		{"a waiting worker is woken for an idle pod and for an unknown one", caseIdleWaiter},
+		{"a status stamped in the future does not hide later changes", caseFutureStamp},
 	}
 }
