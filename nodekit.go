@@ -105,6 +105,7 @@ func shared(cfg Config, log logr.Logger) fx.Option {
 		probeWiring(),
 		volumeWiring(),
 		objectWiring(),
+		offlineContentsWiring(),
 		evictionWiring(),
 		shutdownWiring(),
 		nodeIPWiring(),

@@ -16,6 +16,15 @@
 // reports it as CreateContainerConfigError and the next sync retries, so
 // the container starts once the object or key appears.
 //
+// # Offline
+//
+// With SetOffline (nodekit sets it unless the pod checkpoint is off), the
+// ConfigMaps and Secrets a checkpointed pod's env references are kept in
+// the same on-disk store as its volumes' (internal/objectcache), and used
+// only while the agent runs offline and the API server does not answer:
+// after a reboot with the API server away the container starts with the
+// values it had. Each use is logged once per pod and object.
+//
 // # Extending
 //
 // An embedder replaces the Builder by giving the runtime manager another
@@ -23,5 +32,6 @@
 //
 // # Concurrency
 //
-// A Builder is stateless and safe for concurrent use.
+// A Builder is safe for concurrent use; its only state is what the
+// offline copies logged.
 package env

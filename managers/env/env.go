@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -73,6 +74,9 @@ type Deps struct {
 type Builder struct {
 	deps Deps
 	cfg  Config
+	// offline, when set (SetOffline), keeps and serves the offline copies
+	// of the objects of checkpointed pods.
+	offline atomic.Pointer[offline]
 }
 
 // New returns a Builder. It does no I/O.
@@ -158,7 +162,7 @@ func (r *resolver) configMap(name string, optional bool) (*corev1.ConfigMap, boo
 	if r.b.deps.Objects == nil {
 		return nil, false, fmt.Errorf("couldn't get configMap %v/%v, no kubeClient defined", r.pod.Namespace, name)
 	}
-	cm, err := r.b.deps.Objects.GetConfigMap(r.ctx, r.pod.Namespace, name)
+	cm, err := r.getConfigMap(name)
 	if err != nil {
 		if apierrors.IsNotFound(err) && optional {
 			return nil, false, nil
@@ -180,7 +184,7 @@ func (r *resolver) secret(name string, optional bool) (*corev1.Secret, bool, err
 	if r.b.deps.Objects == nil {
 		return nil, false, fmt.Errorf("couldn't get secret %v/%v, no kubeClient defined", r.pod.Namespace, name)
 	}
-	s, err := r.b.deps.Objects.GetSecret(r.ctx, r.pod.Namespace, name)
+	s, err := r.getSecret(name)
 	if err != nil {
 		if apierrors.IsNotFound(err) && optional {
 			return nil, false, nil

@@ -75,6 +75,26 @@
 // a previous run wrote (its ..data link) is served from disk, as the
 // kubelet reconstructs volumes, so running pods keep syncing.
 //
+// # Offline
+//
+// With an OfflineStore (SetOfflineStore; nodekit sets one unless the pod
+// checkpoint is off), every ConfigMap, Secret and token a checkpointed
+// pod's configMap, secret or projected volume is made of is also kept on
+// disk (internal/objectcache: 0600 files in a 0700 directory under the
+// root dir). Those copies are used only while the store reports Offline
+// (the API source serves its checkpoint because the API server did not
+// answer at start) and the object cannot be fetched (no answer; a
+// NotFound is an answer): after a reboot, which empties the tmpfs volumes,
+// the pod's volumes are written again from the last good contents instead
+// of the pod waiting in ContainerCreating, as KubeEdge's edge node does
+// and the kubelet does not. Each volume served so is logged once, naming
+// the pod and the volume; an expired token is written all the same (the
+// application may need it only later) and logged as expired. When the API
+// server answers, the next refresh fetches the objects and requests a
+// token as usual. A copy that cannot be read is a set-up error naming the
+// pod and the volume: the pod waits. A pod's copies go when its volumes
+// are torn down, and with its checkpoint (CleanupPods prunes them).
+//
 // # Concurrency
 //
 // All methods are safe for concurrent use. Set-ups of one pod are

@@ -57,6 +57,9 @@ type VolumeManager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
+	// offline keeps copies of the objects of checkpointed pods; nil
+	// without (SetOfflineStore).
+	offline OfflineStore
 }
 
 // podState is what the manager knows of one pod. mu serializes set-ups of
@@ -69,6 +72,9 @@ type podState struct {
 	// lastErr is each failed volume's last error, reported while it waits
 	// out its backoff.
 	lastErr map[string]error
+	// offlineLogged holds the "<volume>/<what>" offline fallbacks already
+	// logged, so that each is logged once.
+	offlineLogged map[string]bool
 }
 
 // New returns a VolumeManager; its metrics (the kubelet's
@@ -230,7 +236,7 @@ func (m *VolumeManager) state(uid types.UID) *podState {
 	defer m.mu.Unlock()
 	st := m.pods[uid]
 	if st == nil {
-		st = &podState{volumes: map[string]noderuntime.Volume{}, lastErr: map[string]error{}}
+		st = &podState{volumes: map[string]noderuntime.Volume{}, lastErr: map[string]error{}, offlineLogged: map[string]bool{}}
 		m.pods[uid] = st
 	}
 	return st
@@ -271,6 +277,11 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 	if err := os.Remove(filepath.Dir(dir)); err == nil {
 		m.log.V(4).Info("empty pod directory removed", "podUID", uid)
 	}
+	if s := m.offlineStore(); s != nil {
+		if err := s.Forget(uid); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	delete(m.pods, uid)
 	m.publishCounts()
@@ -298,6 +309,9 @@ func (m *VolumeManager) CleanupPods(_ context.Context, removed func(types.UID) b
 		errs = append(errs, m.tearDown(uid, nil))
 	}
 	m.backOff.GC()
+	if s := m.offlineStore(); s != nil {
+		errs = append(errs, s.Prune())
+	}
 	return errors.Join(errs...)
 }
 

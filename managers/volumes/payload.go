@@ -25,15 +25,15 @@ func isOptional(b *bool) bool { return b != nil && *b }
 // key of data and binaryData, or just items (a missing key is an error
 // unless optional), with their modes. A missing ConfigMap gives no files
 // when optional.
-func (m *VolumeManager) configMapPayload(ctx context.Context, pod *corev1.Pod, src *corev1.ConfigMapVolumeSource) (map[string]File, error) {
-	return m.configMapFiles(ctx, pod, src.Name, src.Items, isOptional(src.Optional), modeOr(src.DefaultMode))
+func (m *VolumeManager) configMapPayload(ctx context.Context, vs source, src *corev1.ConfigMapVolumeSource) (map[string]File, error) {
+	return m.configMapFiles(ctx, vs, src.Name, src.Items, isOptional(src.Optional), modeOr(src.DefaultMode))
 }
 
-func (m *VolumeManager) configMapFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional bool, defaultMode int32) (map[string]File, error) {
+func (m *VolumeManager) configMapFiles(ctx context.Context, vs source, name string, items []corev1.KeyToPath, optional bool, defaultMode int32) (map[string]File, error) {
 	if m.objects == nil {
 		return nil, errNoObjects
 	}
-	cm, err := m.objects.GetConfigMap(ctx, pod.Namespace, name)
+	cm, err := m.getConfigMap(ctx, vs, name)
 	if err != nil {
 		return notFoundOr(err, optional, "configmap", name)
 	}
@@ -48,15 +48,15 @@ func (m *VolumeManager) configMapFiles(ctx context.Context, pod *corev1.Pod, nam
 }
 
 // secretPayload is the files of a secret volume, as configMapPayload.
-func (m *VolumeManager) secretPayload(ctx context.Context, pod *corev1.Pod, src *corev1.SecretVolumeSource) (map[string]File, error) {
-	return m.secretFiles(ctx, pod, src.SecretName, src.Items, isOptional(src.Optional), modeOr(src.DefaultMode))
+func (m *VolumeManager) secretPayload(ctx context.Context, vs source, src *corev1.SecretVolumeSource) (map[string]File, error) {
+	return m.secretFiles(ctx, vs, src.SecretName, src.Items, isOptional(src.Optional), modeOr(src.DefaultMode))
 }
 
-func (m *VolumeManager) secretFiles(ctx context.Context, pod *corev1.Pod, name string, items []corev1.KeyToPath, optional bool, defaultMode int32) (map[string]File, error) {
+func (m *VolumeManager) secretFiles(ctx context.Context, vs source, name string, items []corev1.KeyToPath, optional bool, defaultMode int32) (map[string]File, error) {
 	if m.objects == nil {
 		return nil, errNoObjects
 	}
-	s, err := m.objects.GetSecret(ctx, pod.Namespace, name)
+	s, err := m.getSecret(ctx, vs, name)
 	if err != nil {
 		return notFoundOr(err, optional, "secret", name)
 	}
@@ -105,7 +105,8 @@ func keyFiles(data map[string][]byte, items []corev1.KeyToPath, optional bool, d
 }
 
 // projectedPayload is the files of every source of a projected volume.
-func (m *VolumeManager) projectedPayload(ctx context.Context, pod *corev1.Pod, src *corev1.ProjectedVolumeSource) (map[string]File, error) {
+func (m *VolumeManager) projectedPayload(ctx context.Context, vs source, src *corev1.ProjectedVolumeSource) (map[string]File, error) {
+	pod := vs.pod
 	defaultMode := modeOr(src.DefaultMode)
 	files := map[string]File{}
 	for i := range src.Sources {
@@ -116,13 +117,13 @@ func (m *VolumeManager) projectedPayload(ctx context.Context, pod *corev1.Pod, s
 		)
 		switch {
 		case s.ConfigMap != nil:
-			part, err = m.configMapFiles(ctx, pod, s.ConfigMap.Name, s.ConfigMap.Items, isOptional(s.ConfigMap.Optional), defaultMode)
+			part, err = m.configMapFiles(ctx, vs, s.ConfigMap.Name, s.ConfigMap.Items, isOptional(s.ConfigMap.Optional), defaultMode)
 		case s.Secret != nil:
-			part, err = m.secretFiles(ctx, pod, s.Secret.Name, s.Secret.Items, isOptional(s.Secret.Optional), defaultMode)
+			part, err = m.secretFiles(ctx, vs, s.Secret.Name, s.Secret.Items, isOptional(s.Secret.Optional), defaultMode)
 		case s.DownwardAPI != nil:
 			part, err = m.downwardPayload(pod, s.DownwardAPI.Items, defaultMode)
 		case s.ServiceAccountToken != nil:
-			part, err = m.tokenFile(ctx, pod, s.ServiceAccountToken, defaultMode)
+			part, err = m.tokenFile(ctx, vs, s.ServiceAccountToken, defaultMode)
 		case s.ClusterTrustBundle != nil:
 			err = errors.New("clusterTrustBundle projections are not supported by nodekit")
 		case s.PodCertificate != nil:
@@ -147,7 +148,8 @@ const defaultTokenExpiration int64 = 3600
 // (the API server's audiences unless one is named) and makes it a file:
 // defaultMode, or 0600 owned by the pod's user when the pod sets fsGroup or
 // one runAsUser, as the kubelet writes it.
-func (m *VolumeManager) tokenFile(ctx context.Context, pod *corev1.Pod, tp *corev1.ServiceAccountTokenProjection, defaultMode int32) (map[string]File, error) {
+func (m *VolumeManager) tokenFile(ctx context.Context, vs source, tp *corev1.ServiceAccountTokenProjection, defaultMode int32) (map[string]File, error) {
+	pod := vs.pod
 	if m.tokens == nil {
 		return nil, errNoTokens
 	}
@@ -163,7 +165,7 @@ func (m *VolumeManager) tokenFile(ctx context.Context, pod *corev1.Pod, tp *core
 	if sa == "" {
 		sa = "default"
 	}
-	tr, err := m.tokens.GetServiceAccountToken(ctx, pod.Namespace, sa, &authenticationv1.TokenRequest{
+	tr, err := m.getToken(ctx, vs, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
 			Audiences:         auds,
 			ExpirationSeconds: &exp,

@@ -42,11 +42,11 @@ func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *cor
 		return setUpHostPath(v.HostPath)
 	case v.ConfigMap != nil:
 		return m.setUpAtomic(pod, v.Name, pluginConfigMap, false, done, func() (map[string]File, error) {
-			return m.configMapPayload(ctx, pod, v.ConfigMap)
+			return m.configMapPayload(ctx, source{pod, v.Name}, v.ConfigMap)
 		})
 	case v.Secret != nil:
 		return m.setUpAtomic(pod, v.Name, pluginSecret, true, done, func() (map[string]File, error) {
-			return m.secretPayload(ctx, pod, v.Secret)
+			return m.secretPayload(ctx, source{pod, v.Name}, v.Secret)
 		})
 	case v.DownwardAPI != nil:
 		return m.setUpAtomic(pod, v.Name, pluginDownwardAPI, true, done, func() (map[string]File, error) {
@@ -54,7 +54,7 @@ func (m *VolumeManager) setUpVolume(ctx context.Context, pod *corev1.Pod, v *cor
 		})
 	case v.Projected != nil:
 		return m.setUpAtomic(pod, v.Name, pluginProjected, true, done, func() (map[string]File, error) {
-			return m.projectedPayload(ctx, pod, v.Projected)
+			return m.projectedPayload(ctx, source{pod, v.Name}, v.Projected)
 		})
 	}
 	return noderuntime.Volume{}, fmt.Errorf("volume type %s is not supported by nodekit", volumeType(v))

@@ -275,6 +275,9 @@ func TestCheckpointOffRunsNoAPIPodWithTheAPIServerDown(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.rootDir, "pod-checkpoints")); !os.IsNotExist(err) {
 		t.Fatalf("the checkpoint directory exists with the checkpoint off (stat: %v)", err)
 	}
+	if _, err := os.Stat(filepath.Join(h.rootDir, "pod-checkpoint-objects")); !os.IsNotExist(err) {
+		t.Fatalf("offline copies of the pods' objects exist with the checkpoint off (stat: %v)", err)
+	}
 	h.removeAllSandboxes()
 	controlPlane(t, c.down)
 	apiUp := false
