@@ -114,6 +114,41 @@ func (c *cluster) createPods(ctx context.Context, ns, mode string, nodes []strin
 	return firstErr
 }
 
+// deletePods deletes every pod of the mode in ns one by one, with a few
+// requests in flight (a DeleteCollection of thousands of pods outlives the
+// API server's request timeout on a loaded machine). grace nil keeps each
+// pod's own grace period.
+func (c *cluster) deletePods(ctx context.Context, ns, mode string, grace *int64) error {
+	list, err := c.admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: modeLabel + "=" + mode, ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("list the pods to delete: %w", err)
+	}
+	names := make(chan string)
+	var (
+		wg       sync.WaitGroup
+		firstErr error
+		once     sync.Once
+	)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range names {
+				err := c.admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: grace})
+				if err != nil && !apierrors.IsNotFound(err) {
+					once.Do(func() { firstErr = fmt.Errorf("delete pod %s: %w", n, err) })
+				}
+			}
+		}()
+	}
+	for _, p := range list.Items {
+		names <- p.Name
+	}
+	close(names)
+	wg.Wait()
+	return firstErr
+}
+
 // watcher keeps the benchmark's own copies of one mode's Nodes and pods.
 type watcher struct {
 	nodes, pods cache.Store

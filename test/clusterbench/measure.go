@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -127,9 +126,8 @@ func measure(ctx context.Context, c *cluster, m mode, o options) (r result, err 
 	logf("%s: %d pods Running after %.1fs; deleting them", m.name, r.pods, r.toRunning.Seconds())
 
 	t2 := time.Now()
-	sel := metav1.ListOptions{LabelSelector: modeLabel + "=" + m.name}
-	if err := c.admin.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
-		return r, fmt.Errorf("delete the pods: %w", err)
+	if err := c.deletePods(ctx, ns, m.name, nil); err != nil {
+		return r, err
 	}
 	err = waitFor(ctx, "pods gone", o.timeout, p.exited, func() (bool, string) {
 		_, all := w.runningPods()
@@ -159,8 +157,7 @@ func measure(ctx context.Context, c *cluster, m mode, o options) (r result, err 
 // Nodes and their Leases.
 func (c *cluster) cleanup(ctx context.Context, ns, mode string, nodes []string) error {
 	grace := int64(0)
-	sel := metav1.ListOptions{LabelSelector: modeLabel + "=" + mode}
-	if err := c.admin.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, sel); err != nil {
+	if err := c.deletePods(ctx, ns, mode, &grace); err != nil {
 		return fmt.Errorf("delete the pods left: %w", err)
 	}
 	return c.removeNodes(ctx, mode, nodes)

@@ -34,7 +34,7 @@ func printTable(w io.Writer, nodes, podsPerNode int, rs []result) {
 			ratio(nk.teardown.Seconds(), kw.teardown.Seconds()))
 	}
 	for _, r := range rs {
-		fmt.Fprintf(w, "\n%s: API server requests over the run by verb and resource (the benchmark's own %d included: its pod creates, one delete of the collection, its informers, two scrapes): %s\n",
+		fmt.Fprintf(w, "\n%s: API server requests over the run by verb and resource (the benchmark's own %d included: its pod creates and deletes, its informers, two scrapes): %s\n",
 			r.mode, r.benchOwn, topRequests(r.requests, 10))
 	}
 }
