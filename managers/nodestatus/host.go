@@ -29,8 +29,16 @@ type HostMachine struct {
 var _ MachineInfo = (*HostMachine)(nil)
 
 // NewHostMachine returns a HostMachine for cfg.RootDir. It does no I/O.
+// With cfg.NodeIP set, Info leaves Machine.HostIP empty: the node's address
+// is known, and finding the default route's interface (a read of the
+// routing tables and a netlink dump of the interfaces) on every status
+// update and admission was most of an idle agent's CPU.
 func NewHostMachine(cfg Config) *HostMachine {
-	return &HostMachine{rootDir: cfg.withDefaults().RootDir, hostRoot: "/", hostIP: utilnet.ChooseHostInterface}
+	h := &HostMachine{rootDir: cfg.withDefaults().RootDir, hostRoot: "/"}
+	if cfg.NodeIP == "" {
+		h.hostIP = utilnet.ChooseHostInterface
+	}
+	return h
 }
 
 // Info reads the CPU count, MemTotal, the root directory's filesystem size

@@ -137,3 +137,13 @@ func TestHostMachineReadsThisMachine(t *testing.T) {
 		t.Errorf("Usage() = %+v, want available memory and pids", *u)
 	}
 }
+
+func TestHostMachineLooksForTheDefaultRouteOnlyWithoutANodeIP(t *testing.T) {
+	t.Parallel()
+	if NewHostMachine(Config{NodeName: "n", NodeIP: "10.0.0.5"}).hostIP != nil {
+		t.Error("with a NodeIP, Info still reads the routing tables for Machine.HostIP")
+	}
+	if NewHostMachine(Config{NodeName: "n"}).hostIP == nil {
+		t.Error("without a NodeIP, Info does not find Machine.HostIP")
+	}
+}
