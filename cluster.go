@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/internal/atomicref"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/status"
 	"github.com/nodekit/nodekit/podworkers"
@@ -59,13 +60,24 @@ func mirrorClient(m status.MirrorClient) agent.MirrorClient {
 }
 
 // deletionSafety tells the status manager that a deleted pod's containers
-// are gone: its worker has terminated. The workers are set after the graph
-// is built (they depend on the status manager through the agent's syncer).
-type deletionSafety struct{ workers podworkers.Workers }
+// are gone: its worker has terminated. It closes a real dependency cycle:
+// the status manager takes it at construction, and the pod workers it
+// asks depend on the status manager (through the agent's syncer), so
+// connectDeletionSafety fills it once the app is built. Until then no pod
+// counts as reclaimed.
+type deletionSafety struct {
+	workers atomicref.Ref[podworkers.Workers]
+}
 
 // PodResourcesAreReclaimed implements status.DeletionSafety.
 func (d *deletionSafety) PodResourcesAreReclaimed(pod *corev1.Pod, _ *corev1.PodStatus) bool {
-	return d.workers != nil && d.workers.IsPodKnownTerminated(pod.UID)
+	w, ok := d.workers.Load()
+	return ok && w.IsPodKnownTerminated(pod.UID)
+}
+
+// connectDeletionSafety gives deletionSafety the pod workers (see there).
+func connectDeletionSafety(d *deletionSafety, w podworkers.Workers) {
+	d.workers.Store(w)
 }
 
 // agentHealth reports the agent's health checks as the node's readiness,

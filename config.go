@@ -135,11 +135,11 @@ type Config struct {
 	PodWorkers podworkers.Config
 	// CRI configures the CRI runtime manager.
 	CRI cri.Config
-	// Server configures the node's HTTP servers: the read-only port (Port,
-	// 10255 in DefaultConfig; 0 turns it off) and the authenticated
-	// kubelet API on SecurePort (10250 in DefaultConfig; it runs only with
-	// a Kubeconfig). The CLI turns the read-only port off by default when
-	// the node joins a cluster, as the kubelet's readOnlyPort 0.
+	// Server configures the node's HTTP servers: the read-only port (Port;
+	// 0, off, in DefaultConfig, as the kubelet's readOnlyPort default;
+	// server.DefaultPort is 10255) and the authenticated kubelet API on
+	// SecurePort (10250 in DefaultConfig; it runs only with a Kubeconfig).
+	// The CLI opens the read-only port on 10255 for a standalone node.
 	Server server.Config
 	// Sim configures the simulated runtime when Runtime is "sim". Defaults
 	// to no latency and every image present.
@@ -175,12 +175,13 @@ type Config struct {
 
 // DefaultConfig returns a Config with every default filled in that cannot
 // be left to a zero value: the node name from the host name, the root dir,
-// the read-only server on 127.0.0.1:10255 and the secure one on
-// 127.0.0.1:10250.
+// the read-only server off (Port 0, as the kubelet's readOnlyPort default;
+// set Server.Port to server.DefaultPort to open it on 127.0.0.1:10255) and
+// the secure one on 127.0.0.1:10250.
 func DefaultConfig() Config {
 	return Config{
 		RootDir: "/var/lib/nodekit",
-		Server:  server.Config{Address: "127.0.0.1", Port: server.DefaultPort, SecurePort: server.DefaultSecurePort},
+		Server:  server.Config{Address: "127.0.0.1", SecurePort: server.DefaultSecurePort},
 	}
 }
 

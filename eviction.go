@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/internal/atomicref"
 	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/managers/images"
 	"github.com/nodekit/nodekit/managers/nodestatus"
@@ -34,6 +34,7 @@ func evictionWiring() fx.Option {
 			},
 			func(a *agent.Agent) eviction.ContainerGC { return a },
 			reclaimer,
+			pressureSource,
 			func() *pressureRef { return &pressureRef{} },
 		),
 		fx.Invoke(connectPressure),
@@ -57,29 +58,39 @@ func reclaimer(p reclaimerParams) eviction.Reclaimer {
 type pressureParams struct {
 	fx.In
 
-	Ref        *pressureRef
-	Eviction   eviction.Manager   `optional:"true"`
-	NodeStatus nodestatus.Manager `optional:"true"`
-	Config     Config
+	Eviction eviction.Manager `optional:"true"`
+	Config   Config
 }
 
-// connectPressure makes the eviction manager the source of the pressure
-// conditions and of admission under pressure (not with the simulated
-// runtime, whose stats are made up and where it does not run).
-func connectPressure(p pressureParams) {
-	if p.Eviction == nil || p.Config.Runtime == RuntimeSim {
-		return
+// pressureSource makes the eviction manager the source of the node
+// status's pressure conditions (not with the simulated runtime, whose
+// stats are made up and where it does not run); nil without one.
+func pressureSource(p pressureParams) nodestatus.PressureSource {
+	if !p.active() {
+		return nil
 	}
-	p.Ref.m.Store(&p.Eviction)
-	if pa, ok := p.NodeStatus.(nodestatus.PressureAware); ok {
-		pa.SetPressureSource(p.Eviction)
+	return p.Eviction
+}
+
+// active reports whether there is an eviction manager that runs.
+func (p pressureParams) active() bool {
+	return p.Eviction != nil && !isNil(p.Eviction) && p.Config.Runtime != RuntimeSim
+}
+
+// connectPressure closes a real dependency cycle: admission under
+// pressure (the agent, through NodeResources) needs the eviction manager,
+// which needs the agent's pods. The agent gets an empty pressureRef at
+// construction and this fills it once the app is built; until then, and
+// without an eviction manager that runs, pods are admitted.
+func connectPressure(ref *pressureRef, p pressureParams) {
+	if p.active() {
+		ref.Store(p.Eviction)
 	}
 }
 
-// pressureRef is the eviction manager, set once the app is built (it
-// depends on the agent, which depends on admission).
+// pressureRef is the eviction manager, set once the app is built.
 type pressureRef struct {
-	m atomic.Pointer[eviction.Manager]
+	atomicref.Ref[eviction.Manager]
 }
 
 // admit is eviction.Admit under the manager's conditions; it admits
@@ -88,11 +99,11 @@ func (r *pressureRef) admit(pod *corev1.Pod) (string, string, bool) {
 	if r == nil {
 		return "", "", true
 	}
-	m := r.m.Load()
-	if m == nil {
+	m, ok := r.Load()
+	if !ok {
 		return "", "", true
 	}
-	return eviction.Admit(pod, (*m).Conditions())
+	return eviction.Admit(pod, m.Conditions())
 }
 
 // activePods are the agent's pods whose termination was not requested

@@ -6,20 +6,16 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/managers/nodeip"
-	"github.com/nodekit/nodekit/managers/nodestatus"
-	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // nodeIPWiring provides the one nodeip.Source that every reader of the
 // node's addresses uses: the agent's pod status (hostIP(s), and podIP(s)
 // of hostNetwork pods), the container environment (status.hostIP(s)) and
 // the node status reporter (the Node's InternalIP addresses), so they
-// agree. Embedders may replace or decorate the nodeip.Source.
+// agree; the runtime's and the node status reporter's constructors take
+// it. Embedders may replace or decorate the nodeip.Source.
 func nodeIPWiring() fx.Option {
-	return fx.Options(
-		fx.Provide(newNodeIPs),
-		fx.Invoke(setNodeStatusIPs, setRuntimeIPs),
-	)
+	return fx.Provide(newNodeIPs)
 }
 
 // nodeIPConfig is the node IP detector's share of the settings: the
@@ -51,34 +47,4 @@ type nodeIPParams struct {
 // the agent runs on. It does no I/O; the first reader detects.
 func newNodeIPs(p nodeIPParams) nodeip.Source {
 	return nodeip.NewDetector(p.Host, p.Clock, p.Log, p.Cfg.nodeIPConfig())
-}
-
-// nodeIPSetter is the optional capability of taking a nodeip.Source;
-// nodestatus.Reporter and cri.Manager have it.
-type nodeIPSetter interface {
-	SetNodeIPs(nodeip.Source)
-}
-
-// setRuntimeIPs gives the runtime (after any embedder's decoration, when
-// it takes one: cri.Manager does, for its default environment) the shared
-// nodeip.Source.
-func setRuntimeIPs(rt noderuntime.Runtime, src nodeip.Source) {
-	if s, ok := rt.(nodeIPSetter); ok {
-		s.SetNodeIPs(src)
-	}
-}
-
-type nodeStatusIPParams struct {
-	fx.In
-
-	NodeStatus nodestatus.Manager `optional:"true"`
-	NodeIPs    nodeip.Source
-}
-
-// setNodeStatusIPs gives the node status reporter (after any embedder's
-// decoration, when it takes one) the shared nodeip.Source.
-func setNodeStatusIPs(p nodeStatusIPParams) {
-	if s, ok := p.NodeStatus.(nodeIPSetter); ok {
-		s.SetNodeIPs(p.NodeIPs)
-	}
 }

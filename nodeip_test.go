@@ -35,23 +35,20 @@ func (h routeHost) LookupIP(_ context.Context, name string) ([]net.IP, error) {
 func (h routeHost) InterfaceAddrs() ([]net.Addr, error) { return nil, nil }
 func (h routeHost) DefaultRouteIP() (net.IP, error)     { return net.ParseIP(h.ip), nil }
 
-// ipRecordingNodeStatus is a nodestatus.Manager that keeps the source it
-// is given.
+// ipRecordingNodeStatus is a nodestatus.Manager that keeps the source its
+// constructor is given.
 type ipRecordingNodeStatus struct {
 	nodestatus.Manager
 	src nodeip.Source
 }
 
-func (m *ipRecordingNodeStatus) SetNodeIPs(s nodeip.Source) { m.src = s }
-
 // runningRuntime is a runtime whose pod runs with a pod-network address;
-// it keeps the nodeip.Source it is given, as cri.Manager takes one.
+// it keeps the nodeip.Source its constructor is given, as cri.Module's
+// does.
 type runningRuntime struct {
 	noderuntime.Runtime
 	src nodeip.Source
 }
-
-func (r *runningRuntime) SetNodeIPs(s nodeip.Source) { r.src = s }
 
 func (*runningRuntime) SyncPod(context.Context, *corev1.Pod, *noderuntime.PodStatus) *noderuntime.SyncResult {
 	return &noderuntime.SyncResult{}
@@ -85,6 +82,7 @@ func TestEveryReaderOfTheNodeIPAgrees(t *testing.T) {
 				envs   cri.EnvSource
 				syncer podworkers.SyncHandler
 				ips    nodeip.Source
+				nodes  nodestatus.Manager
 			)
 			app := fxtest.New(t,
 				fx.Supply(cfg, cfg.Agent, fx.Annotate(routeHost{"10.0.0.5"}, fx.As(new(nodeip.Host)))),
@@ -92,15 +90,16 @@ func TestEveryReaderOfTheNodeIPAgrees(t *testing.T) {
 					func() logr.Logger { return testr.New(t) },
 					func() clock.Clock { return clocktesting.NewFakeClock(epochForTests) },
 					func() clock.WithTicker { return clocktesting.NewFakeClock(epochForTests) },
-					func() nodestatus.Manager { return ns },
-					func() noderuntime.Runtime { return rt },
+					// Their constructors take the shared source.
+					func(src nodeip.Source) nodestatus.Manager { ns.src = src; return ns },
+					func(src nodeip.Source) noderuntime.Runtime { rt.src = src; return rt },
 					func() agent.StatusStore { return statuses },
 					func() agent.Requeuer { return noRequeue{} },
 					envSource,
 				),
 				agent.Module,
 				nodeIPWiring(),
-				fx.Populate(&envs, &syncer, &ips),
+				fx.Populate(&envs, &syncer, &ips, &nodes),
 			)
 			app.RequireStart()
 			defer app.RequireStop()

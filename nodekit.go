@@ -136,7 +136,7 @@ func wiring() fx.Option {
 			apiSource,
 			fx.Annotate(clusterSources, fx.ResultTags(`group:"sources,flatten"`)),
 		),
-		fx.Invoke(func(d *deletionSafety, w podworkers.Workers) { d.workers = w }),
+		fx.Invoke(connectDeletionSafety),
 	)
 }
 

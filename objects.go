@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"go.uber.org/fx"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/env"
@@ -17,14 +18,13 @@ import (
 
 // objectWiring connects the API object caches: the agent's registry
 // registers its pods with the objects.Manager (so the objects they
-// reference are watched), the runtime gets a cri.EnvSource (an
-// env.Builder over the caches) when it takes one, and it reads image pull
+// reference are watched), and the runtime's constructor gets a
+// cri.EnvSource (an env.Builder over the caches) and reads image pull
 // secrets through the caches too, as the kubelet's secret manager serves
-// them. Embedders may decorate the cri.EnvSource.
+// them. Embedders may decorate the cri.EnvSource and the cri.SecretGetter.
 func objectWiring() fx.Option {
 	return fx.Options(
-		fx.Provide(envSource),
-		fx.Invoke(registerPods, setEnvSource, pullSecretsFromCache),
+		fx.Provide(envSource, objectRegistrar, pullSecrets),
 	)
 }
 
@@ -60,35 +60,31 @@ func envSource(p envParams) cri.EnvSource {
 	return env.New(deps, env.Config{NodeIPs: p.Cfg.nodeIPConfig().NodeIPs, NodeName: p.Cfg.NodeName})
 }
 
-// envSetter is the optional runtime capability of taking an EnvSource.
-type envSetter interface {
-	SetEnvSource(cri.EnvSource)
-}
-
-func setEnvSource(rt noderuntime.Runtime, s cri.EnvSource) {
-	if e, ok := rt.(envSetter); ok {
-		e.SetEnvSource(s)
-	}
-}
-
-type registerParams struct {
+type objectsParams struct {
 	fx.In
 
-	Registry *agent.Registry
-	Objects  objects.Manager `optional:"true"`
+	Client  kubernetes.Interface `optional:"true"`
+	Objects objects.Manager      `optional:"true"`
 }
 
-func registerPods(p registerParams) {
-	if p.Objects != nil {
-		p.Registry.SetObjectRegistrar(p.Objects)
+// objectRegistrar is the object caches as the agent's Registry's
+// ObjectRegistrar, nil without them.
+func objectRegistrar(p objectsParams) agent.ObjectRegistrar {
+	if p.Objects == nil || isNil(p.Objects) {
+		return nil
 	}
+	return p.Objects
 }
 
-// pullSecretsFromCache gives the runtime the objects.Manager as its pull
-// SecretGetter. It runs after confinement's setPullSecrets (fx runs
-// invokes in order) and replaces its direct client reads.
-func pullSecretsFromCache(rt noderuntime.Runtime, p registerParams) {
-	if s, ok := rt.(secretSetter); ok && p.Objects != nil {
-		s.SetSecretGetter(p.Objects)
+// pullSecrets is the runtime's SecretGetter for image pull secrets: the
+// object caches, as the kubelet's secret manager serves them, else direct
+// reads through the client, else none (pulls carry no credentials).
+func pullSecrets(p objectsParams) cri.SecretGetter {
+	switch {
+	case p.Objects != nil && !isNil(p.Objects):
+		return p.Objects
+	case p.Client != nil:
+		return clientSecrets{p.Client}
 	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/managers/objects"
+	"github.com/nodekit/nodekit/runtime/cri"
 )
 
 // epochForTests is where the fake clocks of these tests start.
@@ -35,17 +36,13 @@ func TestNodeIPsForTheDownwardAPI(t *testing.T) {
 
 func TestPullSecretsComeFromTheObjectCacheWhenThereIsOne(t *testing.T) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reg"}}
-	rt := &secretRuntime{}
-	pullSecretsFromCache(rt, registerParams{})
-	if rt.got != nil {
-		t.Fatal("a SecretGetter was set without an object cache")
+	client := fake.NewClientset(secret)
+	m := objects.NewWatchManager(client, clocktesting.NewFakeClock(epochForTests), logr.Discard(), objects.Config{})
+	got := pullSecrets(objectsParams{Client: client, Objects: m})
+	if got != cri.SecretGetter(m) {
+		t.Fatalf("SecretGetter = %T, want the object cache", got)
 	}
-	m := objects.NewWatchManager(fake.NewClientset(secret), clocktesting.NewFakeClock(epochForTests), logr.Discard(), objects.Config{})
-	pullSecretsFromCache(rt, registerParams{Objects: m})
-	if rt.got != objects.Manager(m) {
-		t.Fatalf("SecretGetter = %T, want the object cache", rt.got)
-	}
-	if got, err := rt.got.GetSecret(context.Background(), "ns", "reg"); err != nil || got.Name != "reg" {
+	if got, err := got.GetSecret(context.Background(), "ns", "reg"); err != nil || got.Name != "reg" {
 		t.Fatalf("GetSecret = %v, %v", got, err)
 	}
 }

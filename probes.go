@@ -19,49 +19,47 @@ import (
 )
 
 // probeWiring provides what the prober and the runtime share: the event
-// recorder (the log, plus the API server when there is a client) and the
-// prober's exec runner over the CRI runtime service; and it connects the
-// runtime to the prober's results and to the recorder.
+// recorder (the log, plus the API server when there is a client), the
+// prober's exec runner over the CRI runtime service, and the prober's
+// startup results (sidecars wait for their startup probes; a regular
+// container whose startup probe failed is restarted) and liveness results
+// (a container whose liveness probe failed is restarted) as the runtime's
+// constructor takes them. The prober does not depend on the runtime (it
+// execs through the CRI service), so there is no cycle to break.
 func probeWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(
 			newEventRecorder,
 			func(r *eventRecorder) noderuntime.EventRecorder { return r },
 			func(rs criapi.RuntimeService) prober.ExecRunner { return prober.CRIExec{Service: rs} },
+			runtimeStartupResults,
+			runtimeLivenessResults,
 		),
-		fx.Invoke(connectRuntime),
 	)
 }
 
-type connectParams struct {
+type probeResultsParams struct {
 	fx.In
 
-	Runtime noderuntime.Runtime
-	Events  noderuntime.EventRecorder
 	Results prober.ResultsProvider `optional:"true"`
-	Log     logr.Logger
 }
 
-// connectRuntime gives the runtime, through the optional capabilities it
-// has, the event recorder, the prober's startup results (sidecars wait for
-// their startup probes; a regular container whose startup probe failed is
-// restarted) and its liveness results (a container whose liveness probe
-// failed is restarted).
-func connectRuntime(p connectParams) {
-	if ea, ok := p.Runtime.(noderuntime.EventAware); ok {
-		ea.SetEventRecorder(p.Events)
-	}
+// runtimeStartupResults is the prober's startup results for the runtime,
+// nil without a prober.
+func runtimeStartupResults(p probeResultsParams) noderuntime.StartupResults {
 	if p.Results == nil {
-		return
+		return nil
 	}
-	if pa, ok := p.Runtime.(noderuntime.ProbeAware); ok {
-		pa.SetStartupResults(startupResults{p.Results.Startup()})
+	return startupResults{p.Results.Startup()}
+}
+
+// runtimeLivenessResults is the prober's liveness results for the
+// runtime, nil without a prober.
+func runtimeLivenessResults(p probeResultsParams) noderuntime.LivenessResults {
+	if p.Results == nil {
+		return nil
 	}
-	if la, ok := p.Runtime.(noderuntime.LivenessAware); ok {
-		la.SetLivenessResults(livenessResults{p.Results.Liveness()})
-	} else {
-		p.Log.Info("The runtime cannot restart containers whose liveness probe failed: it is not a runtime.LivenessAware")
-	}
+	return livenessResults{p.Results.Liveness()}
 }
 
 // startupResults adapts the prober's startup results to the runtime's.

@@ -15,18 +15,14 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/nodestatus"
-	noderuntime "github.com/nodekit/nodekit/runtime"
-	"github.com/nodekit/nodekit/runtime/cri"
 )
 
-// confinement wires what resource admission and image pull secrets need:
-// the node's allocatable resources for the agent, and a client-backed
-// SecretGetter for a runtime that takes one (cri.Manager does).
+// confinement wires what resource admission and RuntimeClasses need: the
+// node's allocatable resources for the agent, and a client-backed
+// RuntimeClassGetter for the runtime.
 func confinement() fx.Option {
 	return fx.Options(
-		fx.Provide(nodeResources),
-		fx.Invoke(setPullSecrets),
-		fx.Invoke(setRuntimeClasses),
+		fx.Provide(nodeResources, runtimeClassGetter),
 	)
 }
 
@@ -51,20 +47,6 @@ func nodeResources(p nodeResourcesParams) agent.NodeResources {
 		clk = clock.RealClock{}
 	}
 	return &machineResources{m: p.Machine, cfg: p.Config, pressure: p.Pressure, shutdown: p.Shutdown, clk: clk}
-}
-
-// secretSetter is the optional runtime capability of reading pull secrets.
-type secretSetter interface {
-	SetSecretGetter(cri.SecretGetter)
-}
-
-// setPullSecrets gives the runtime a SecretGetter when there is a
-// Kubernetes client and the runtime (after any embedder's decoration) takes
-// one.
-func setPullSecrets(rt noderuntime.Runtime, client kubernetes.Interface) {
-	if s, ok := rt.(secretSetter); ok && client != nil {
-		s.SetSecretGetter(clientSecrets{client})
-	}
 }
 
 // clientSecrets reads Secrets from the API server; under the Node

@@ -12,34 +12,22 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/managers/nodestatus"
-	noderuntime "github.com/nodekit/nodekit/runtime"
-	"github.com/nodekit/nodekit/runtime/cri"
 )
-
-// secretRuntime is a runtime that takes a SecretGetter.
-type secretRuntime struct {
-	noderuntime.Runtime
-	got cri.SecretGetter
-}
-
-func (r *secretRuntime) SetSecretGetter(g cri.SecretGetter) { r.got = g }
 
 func TestPullSecretsAreReadThroughTheClientWhenOneIsConfigured(t *testing.T) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "reg"}, Type: corev1.SecretTypeDockerConfigJson}
-	rt := &secretRuntime{}
-	setPullSecrets(rt, nil)
-	if rt.got != nil {
-		t.Fatal("a SecretGetter was set without a Kubernetes client")
+	if g := pullSecrets(objectsParams{}); g != nil {
+		t.Fatal("a SecretGetter was provided without a Kubernetes client")
 	}
-	setPullSecrets(rt, fake.NewClientset(secret))
-	if rt.got == nil {
-		t.Fatal("no SecretGetter was set with a Kubernetes client")
+	g := pullSecrets(objectsParams{Client: fake.NewClientset(secret)})
+	if g == nil {
+		t.Fatal("no SecretGetter was provided with a Kubernetes client")
 	}
-	got, err := rt.got.GetSecret(context.Background(), "ns", "reg")
+	got, err := g.GetSecret(context.Background(), "ns", "reg")
 	if err != nil || got.Name != "reg" {
 		t.Fatalf("GetSecret = %v, %v", got, err)
 	}
-	if _, err := rt.got.GetSecret(context.Background(), "ns", "missing"); err == nil {
+	if _, err := g.GetSecret(context.Background(), "ns", "missing"); err == nil {
 		t.Fatal("GetSecret of a missing secret succeeded")
 	}
 }

@@ -7,23 +7,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
 )
 
-// runtimeClassSetter is the optional runtime capability of resolving pods'
-// RuntimeClasses.
-type runtimeClassSetter interface {
-	SetRuntimeClassGetter(cri.RuntimeClassGetter)
-}
-
-// setRuntimeClasses gives the runtime a client-backed RuntimeClassGetter
-// when there is a Kubernetes client and the runtime (after any embedder's
-// decoration) takes one (cri.Manager does).
-func setRuntimeClasses(rt noderuntime.Runtime, client kubernetes.Interface) {
-	if s, ok := rt.(runtimeClassSetter); ok && client != nil {
-		s.SetRuntimeClassGetter(clientRuntimeClasses{client})
+// runtimeClassGetter is the runtime's client-backed RuntimeClassGetter,
+// nil without a Kubernetes client.
+func runtimeClassGetter(p objectsParams) cri.RuntimeClassGetter {
+	if p.Client == nil {
+		return nil
 	}
+	return clientRuntimeClasses{p.Client}
 }
 
 // clientRuntimeClasses reads RuntimeClasses from the API server, which the

@@ -1,12 +1,11 @@
 package nodekit
 
 import (
-	"sync/atomic"
-
 	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/internal/atomicref"
 	"github.com/nodekit/nodekit/managers/nodestatus"
 	"github.com/nodekit/nodekit/managers/shutdown"
 	"github.com/nodekit/nodekit/podworkers"
@@ -21,6 +20,7 @@ func shutdownWiring() fx.Option {
 		fx.Provide(
 			func(a *agent.Agent, w podworkers.Workers) shutdown.PodLister { return shutdownPods{a, w} },
 			func(w podworkers.Workers) shutdown.PodKiller { return workerKiller{w: w} },
+			readyGate,
 			func() *shutdownRef { return &shutdownRef{} },
 		),
 		fx.Invoke(connectShutdown),
@@ -30,27 +30,32 @@ func shutdownWiring() fx.Option {
 type shutdownParams struct {
 	fx.In
 
-	Ref        *shutdownRef
-	Shutdown   shutdown.Manager   `optional:"true"`
-	NodeStatus nodestatus.Manager `optional:"true"`
+	Shutdown shutdown.Manager `optional:"true"`
 }
 
-// connectShutdown makes the shutdown manager a ready gate of the node
-// status and a step of admission.
-func connectShutdown(p shutdownParams) {
-	if p.Shutdown == nil {
-		return
+// readyGate makes the shutdown manager a ready gate of the node status:
+// Ready False while the node shuts down. nil without one.
+func readyGate(p shutdownParams) nodestatus.ReadyGate {
+	if p.Shutdown == nil || isNil(p.Shutdown) {
+		return nil
 	}
-	p.Ref.m.Store(&p.Shutdown)
-	if g, ok := p.NodeStatus.(nodestatus.ReadyGated); ok {
-		g.SetReadyGate(shutdownGate{p.Shutdown})
+	return shutdownGate{p.Shutdown}
+}
+
+// connectShutdown closes a real dependency cycle: admission (the agent,
+// through NodeResources) refuses pods while the node shuts down, and the
+// shutdown manager needs the agent's pods. The agent gets an empty
+// shutdownRef at construction and this fills it once the app is built;
+// until then, and without a shutdown manager, pods are admitted.
+func connectShutdown(ref *shutdownRef, p shutdownParams) {
+	if p.Shutdown != nil && !isNil(p.Shutdown) {
+		ref.Store(p.Shutdown)
 	}
 }
 
-// shutdownRef is the shutdown manager, set once the app is built (it
-// depends on the agent, which depends on admission).
+// shutdownRef is the shutdown manager, set once the app is built.
 type shutdownRef struct {
-	m atomic.Pointer[shutdown.Manager]
+	atomicref.Ref[shutdown.Manager]
 }
 
 // admit is the manager's Admit; it admits without a manager.
@@ -58,11 +63,11 @@ func (r *shutdownRef) admit(pod *corev1.Pod) (string, string, bool) {
 	if r == nil {
 		return "", "", true
 	}
-	m := r.m.Load()
-	if m == nil {
+	m, ok := r.Load()
+	if !ok {
 		return "", "", true
 	}
-	return (*m).Admit(pod)
+	return m.Admit(pod)
 }
 
 // shutdownPods are the pods the kubelet's GetActivePods returns to its

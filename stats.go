@@ -4,7 +4,6 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/nodekit/nodekit/managers/stats"
-	"github.com/nodekit/nodekit/managers/volumes"
 	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/server"
 )
@@ -39,25 +38,5 @@ func serveStats(p statsRoutesParams) {
 	}
 	if p.Secure != nil {
 		p.Secure.ServeStats(p.Stats)
-	}
-}
-
-type statsVolumesParams struct {
-	fx.In
-
-	Stats   stats.Provider  `optional:"true"`
-	Volumes volumes.Manager `optional:"true"`
-}
-
-// connectStatsVolumes gives the stats provider, when it takes one
-// (stats.CRI does), the volume manager's volume directories, which the
-// pods' volume stats measure.
-func connectStatsVolumes(p statsVolumesParams) {
-	setter, ok := p.Stats.(interface{ SetVolumes(stats.VolumeLister) })
-	if !ok || p.Volumes == nil || isNil(p.Volumes) {
-		return
-	}
-	if l, ok := p.Volumes.(stats.VolumeLister); ok {
-		setter.SetVolumes(l)
 	}
 }

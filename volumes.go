@@ -5,15 +5,16 @@ import (
 
 	"github.com/nodekit/nodekit/agent"
 	"github.com/nodekit/nodekit/managers/objects"
+	"github.com/nodekit/nodekit/managers/stats"
 	"github.com/nodekit/nodekit/managers/volumes"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // volumeWiring gives the volume manager the object caches and the token
-// manager (nil without an API server), the node's allocatable resources
-// (the default of downward API limits), and connects the runtime, when it
-// mounts volumes (runtime.VolumeAware), and the stats provider (the pods'
-// volume stats) to the volume manager.
+// manager (nil without an API server) and the node's allocatable resources
+// (the default of downward API limits), and gives the runtime (it mounts
+// the volumes, runtime.VolumeGetter) and the stats provider (the pods'
+// volume stats, stats.VolumeLister) the volume manager.
 func volumeWiring() fx.Option {
 	return fx.Options(
 		fx.Provide(
@@ -25,8 +26,9 @@ func volumeWiring() fx.Option {
 			},
 			volumeObjects,
 			volumeTokens,
+			runtimeVolumes,
+			statsVolumes,
 		),
-		fx.Invoke(connectVolumes, connectStatsVolumes),
 	)
 }
 
@@ -58,13 +60,27 @@ func volumeTokens(p volumeSourcesParams) volumes.TokenGetter {
 type volumeParams struct {
 	fx.In
 
-	Runtime noderuntime.Runtime
 	Volumes volumes.Manager `optional:"true"`
 }
 
-// connectVolumes hands the runtime the volume manager's volumes.
-func connectVolumes(p volumeParams) {
-	if va, ok := p.Runtime.(noderuntime.VolumeAware); ok && p.Volumes != nil {
-		va.SetVolumeGetter(p.Volumes)
+// runtimeVolumes is the volume manager as the runtime's VolumeGetter, nil
+// without one.
+func runtimeVolumes(p volumeParams) noderuntime.VolumeGetter {
+	if p.Volumes == nil || isNil(p.Volumes) {
+		return nil
 	}
+	return p.Volumes
+}
+
+// statsVolumes is the volume manager's volume directories, which the
+// pods' volume stats measure, when it lists them (the VolumeManager does);
+// nil otherwise.
+func statsVolumes(p volumeParams) stats.VolumeLister {
+	if p.Volumes == nil || isNil(p.Volumes) {
+		return nil
+	}
+	if l, ok := p.Volumes.(stats.VolumeLister); ok {
+		return l
+	}
+	return nil
 }

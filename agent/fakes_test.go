@@ -83,7 +83,6 @@ func (f *fakeWorkers) CouldHaveRunningContainers(uid types.UID) bool {
 	return f.running[uid]
 }
 func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
-func (f *fakeWorkers) ShouldPodContentBeRemoved(types.UID) bool { return false }
 
 func (f *fakeWorkers) setRunning(uid types.UID, v bool) {
 	f.mu.Lock()

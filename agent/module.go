@@ -21,7 +21,7 @@ import (
 // (nodekit binds the sources.Mux and the podworkers.WorkQueue to them), a
 // StatusStore (nodekit binds managers/status; NewMemoryStatuses is the
 // API-less default), the PLEG, the pod workers and the runtime, and uses a
-// MirrorClient, a prober.Manager, a volumes.Manager, NodeResources and a
+// MirrorClient, an ObjectRegistrar (for the Registry), a prober.Manager, a volumes.Manager, NodeResources and a
 // runtime.EventRecorder when they are provided.
 //
 // It also provides the agent's two policy slots. The admission.Chain is
@@ -35,7 +35,7 @@ import (
 // runnable), which the application runs.
 var Module = fx.Module("agent",
 	fx.Provide(
-		NewRegistry,
+		newRegistryFromParams,
 		fx.Annotate(newSyncerFromParams, fx.As(new(podworkers.SyncHandler))),
 		newFromParams,
 		newAdmissionChain,
@@ -43,6 +43,20 @@ var Module = fx.Module("agent",
 		fx.Annotate(runnables, fx.ResultTags(`group:"`+runnable.Group+`,flatten"`)),
 	),
 )
+
+type registryParams struct {
+	fx.In
+
+	Objects ObjectRegistrar `optional:"true"`
+}
+
+// newRegistryFromParams is NewRegistry telling Objects, when provided, of
+// the pods it holds.
+func newRegistryFromParams(p registryParams) *Registry {
+	r := NewRegistry()
+	r.SetObjectRegistrar(p.Objects)
+	return r
+}
 
 type runnablesParams struct {
 	fx.In

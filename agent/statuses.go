@@ -5,23 +5,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit/nodekit/managers/status"
 )
 
-// StatusStore keeps the latest API status of each pod. The default keeps it
-// in memory; a status manager that also writes it to the API server
-// implements the same interface. Implementations are safe for concurrent use.
-type StatusStore interface {
-	// SetPodStatus records the pod's newest status. It must not block on
-	// I/O. The caller hands status over and must not mutate it afterwards:
-	// an implementation may keep it (MemoryStatuses does) or copy it
-	// (status.Manager does, so its callers may reuse it).
-	SetPodStatus(pod *corev1.Pod, status *corev1.PodStatus)
-	// GetPodStatus returns the pod's last status. The caller must not mutate
-	// it.
-	GetPodStatus(uid types.UID) (*corev1.PodStatus, bool)
-	// RemovePodStatus forgets the pod. Idempotent.
-	RemovePodStatus(uid types.UID)
-}
+// StatusStore keeps the latest API status of each pod; its contract (who
+// owns the statuses, what blocks) is status.Store's, documented there. The
+// default keeps them in memory (MemoryStatuses); status.Manager also
+// writes them to the API server.
+type StatusStore = status.Store
 
 // MemoryStatuses is the default StatusStore: a map guarded by a mutex.
 type MemoryStatuses struct {

@@ -29,7 +29,7 @@ func TestSyncKnownPods(t *testing.T) {
 	if !equalSyncs(known, want) {
 		t.Errorf("SyncKnownPods() = %v, want %v", known, want)
 	}
-	if hs.pw.IsPodKnownTerminated("gone") || hs.pw.CouldHaveRunningContainers("gone") || !hs.pw.ShouldPodContentBeRemoved("gone") {
+	if hs.pw.IsPodKnownTerminated("gone") || hs.pw.CouldHaveRunningContainers("gone") || !hs.pw.shouldPodContentBeRemoved("gone") {
 		t.Errorf("a forgotten pod is not reported as gone")
 	}
 	if !hs.pw.IsPodKnownTerminated("kept") {
@@ -49,8 +49,8 @@ func TestSyncKnownPods(t *testing.T) {
 	hs.expect(kindTerminating, "running").ok()
 	hs.expect(kindTerminated, "running").ok()
 	hs.waitExit("running")
-	if !hs.pw.ShouldPodContentBeRemoved("running") {
-		t.Errorf("ShouldPodContentBeRemoved() = false for a terminated orphan")
+	if !hs.pw.shouldPodContentBeRemoved("running") {
+		t.Errorf("shouldPodContentBeRemoved() = false for a terminated orphan")
 	}
 	known = hs.pw.SyncKnownPods([]*corev1.Pod{kept})
 	want = map[types.UID]PodWorkerSync{"kept": {State: TerminatedPod, HasConfig: true}}
@@ -211,7 +211,7 @@ func TestPredicates(t *testing.T) {
 			tt.setup(hs)
 			got := want{
 				hs.pw.IsPodKnownTerminated("a"), hs.pw.CouldHaveRunningContainers("a"),
-				hs.pw.IsPodTerminationRequested("a"), hs.pw.ShouldPodContentBeRemoved("a"),
+				hs.pw.IsPodTerminationRequested("a"), hs.pw.shouldPodContentBeRemoved("a"),
 			}
 			if got != tt.want {
 				t.Errorf("knownTerminated, couldRun, terminationRequested, contentRemoved = %+v, want %+v", got, tt.want)

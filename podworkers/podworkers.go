@@ -33,10 +33,6 @@ type Workers interface {
 	// IsPodTerminationRequested reports whether the pod is terminating or
 	// terminated.
 	IsPodTerminationRequested(uid types.UID) bool
-	// ShouldPodContentBeRemoved reports whether the pod's directories and
-	// dead containers may be removed: it is terminated and deleted or
-	// evicted (or unknown once SyncKnownPods has run).
-	ShouldPodContentBeRemoved(uid types.UID) bool
 }
 
 // SyncHandler does the work of each state; the agent implements it.

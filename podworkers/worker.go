@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/nodekit/nodekit/sources"
+	"github.com/nodekit/nodekit/internal/podannotations"
 )
 
 // worker is the bookkeeping of one pod UID: its one-way state machine and
@@ -128,6 +128,6 @@ func (w *worker) notifyTerminated() {
 // isStatic reports whether pod came from a static source (a manifest file
 // or URL) rather than the API server.
 func isStatic(pod *corev1.Pod) bool {
-	src, ok := pod.Annotations[sources.AnnotationSource]
-	return ok && src != sources.APIServerSource
+	src, ok := pod.Annotations[podannotations.Source]
+	return ok && src != podannotations.APIServerSource
 }

@@ -147,11 +147,11 @@ func (p *PodWorkers) IsPodTerminationRequested(uid types.UID) bool {
 	return false
 }
 
-// ShouldPodContentBeRemoved reports whether the pod's directories and dead
+// shouldPodContentBeRemoved reports whether the pod's directories and dead
 // containers may go: its containers are stopped and it was deleted (or
 // orphaned) or evicted. For an unknown pod it is true once SyncKnownPods has
 // run once. It does not block.
-func (p *PodWorkers) ShouldPodContentBeRemoved(uid types.UID) bool {
+func (p *PodWorkers) shouldPodContentBeRemoved(uid types.UID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if w, ok := p.workers[uid]; ok {

@@ -119,8 +119,8 @@ func TestDeletionTerminatesWithTheDeletionGracePeriod(t *testing.T) {
 			}
 			term.ok()
 			final := hs.expect(kindTerminated, "a")
-			if !hs.pw.ShouldPodContentBeRemoved("a") {
-				t.Errorf("ShouldPodContentBeRemoved() = false for a deleted, terminated pod")
+			if !hs.pw.shouldPodContentBeRemoved("a") {
+				t.Errorf("shouldPodContentBeRemoved() = false for a deleted, terminated pod")
 			}
 			final.ok()
 			hs.waitExit("a")

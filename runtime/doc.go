@@ -30,6 +30,12 @@
 // Provide another Runtime with fx.Decorate or fx.Replace of
 // runtime.Runtime, or leave cri.Module out and provide one; the agent, the
 // PLEG and the pod workers use whatever Runtime the application holds.
+// Under nodekit.New a Runtime's constructor asks for what it uses: the
+// application provides an EventRecorder, a VolumeGetter, StartupResults and
+// LivenessResults (the prober's), a nodeip.Source and, for runtime/cri, a
+// cri.EnvSource, cri.SecretGetter and cri.RuntimeClassGetter (as
+// cri.Module's constructor takes them); nothing calls the Set methods of
+// the capabilities after construction.
 //
 // # Concurrency
 //

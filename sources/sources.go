@@ -4,6 +4,8 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit/nodekit/internal/podannotations"
 )
 
 // Source is where pods come from: a manifest directory, a URL, the API
@@ -53,22 +55,24 @@ type PodUpdate struct {
 	Source string
 }
 
-// Annotations that every source stamps on its pods.
+// Annotations that every source stamps on its pods (defined once in
+// internal/podannotations, which the pod workers and the status manager
+// read them from).
 const (
 	// AnnotationSource names the source ("file", "http", "api").
-	AnnotationSource = "kubernetes.io/config.source"
+	AnnotationSource = podannotations.Source
 	// AnnotationHash is the hash of the pod as the source read it.
-	AnnotationHash = "kubernetes.io/config.hash"
+	AnnotationHash = podannotations.Hash
 	// AnnotationSeen is when the source first saw the pod (RFC 3339).
-	AnnotationSeen = "kubernetes.io/config.seen"
+	AnnotationSeen = podannotations.Seen
 	// AnnotationMirror marks a mirror pod in the API server; its value is
 	// the static pod's config hash.
-	AnnotationMirror = "kubernetes.io/config.mirror"
+	AnnotationMirror = podannotations.Mirror
 )
 
 // Source names.
 const (
-	FileSource      = "file"
-	HTTPSource      = "http"
-	APIServerSource = "api"
+	FileSource      = podannotations.FileSource
+	HTTPSource      = podannotations.HTTPSource
+	APIServerSource = podannotations.APIServerSource
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/nodekit/nodekit/managers/logs"
 	"github.com/nodekit/nodekit/pleg"
 	"github.com/nodekit/nodekit/runtime/cri"
+	"github.com/nodekit/nodekit/server"
 )
 
 // options are the flags of `nodekit run`. The --config file is a
@@ -91,7 +92,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
-	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", def.Server.Port))
+	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", server.DefaultPort))
 	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
 	_ = fs.MarkDeprecated("port", "use --read-only-port instead")
 	o.addServerFlags(fs)

@@ -68,7 +68,7 @@ var fieldCases = []struct {
 	{"kubeAPIBurst", "kubeAPIBurst: 40\n", func(c nodekit.Config) any { return c.KubeAPIBurst }, 40},
 	{"serializeImagePulls", "serializeImagePulls: false\n", func(c nodekit.Config) any { return *c.CRI.SerializeImagePulls }, false},
 	{"maxParallelImagePulls", "serializeImagePulls: false\nmaxParallelImagePulls: 4\n", func(c nodekit.Config) any { return c.CRI.MaxParallelImagePulls }, 4},
-	{"evictionHard", "evictionHard:\n  memory.available: 1Gi\n  nodefs.available: 5%\n  imagefs.available: 5%\n  nodefs.inodesFree: 1%\n", func(c nodekit.Config) any { return c.EvictionHard }, "imagefs.available<5%,memory.available<1Gi,nodefs.available<5%,nodefs.inodesFree<1%"},
+	{"evictionHard", "evictionHard:\n  memory.available: 1Gi\n  nodefs.available: 5%\n  imagefs.available: 5%\n  nodefs.inodesFree: 1%\n", func(c nodekit.Config) any { return c.EvictionHard }, "imagefs.available<5%,imagefs.inodesFree<0%,memory.available<1Gi,nodefs.available<5%,nodefs.inodesFree<1%"},
 	{"evictionSoft", "evictionSoft:\n  memory.available: 2Gi\n", func(c nodekit.Config) any { return c.Eviction.Soft }, "memory.available<2Gi"},
 	{"evictionSoftGracePeriod", "evictionSoftGracePeriod:\n  memory.available: 1m30s\n", func(c nodekit.Config) any { return fmt.Sprint(c.Eviction.SoftGracePeriod) }, "map[memory.available:1m30s]"},
 	{"evictionPressureTransitionPeriod", "evictionPressureTransitionPeriod: 30s\n", func(c nodekit.Config) any { return c.Eviction.PressureTransitionPeriod }, 30 * time.Second},

@@ -177,7 +177,7 @@ func TestKubeletDefaultsWhereNodekitsDiffer(t *testing.T) {
 
 func TestAFilesEvictionHardReplacesTheDefaults(t *testing.T) {
 	cfg, _ := kubeletConfig(t, kcHeader+"evictionHard:\n  memory.available: 200Mi\n")
-	want := "imagefs.available<0%,memory.available<200Mi,nodefs.available<0%,nodefs.inodesFree<0%"
+	want := "imagefs.available<0%,imagefs.inodesFree<0%,memory.available<200Mi,nodefs.available<0%,nodefs.inodesFree<0%"
 	if cfg.EvictionHard != want {
 		t.Errorf("evictionHard %q, want %q (the signals not named off, as the kubelet)", cfg.EvictionHard, want)
 	}

@@ -3,6 +3,7 @@ package settle
 import (
 	"bytes"
 	"runtime"
+	"time"
 )
 
 // OthersBusy reports whether a goroutine other than the caller is running,
@@ -66,4 +67,24 @@ func goroutineState(line []byte) ([]byte, bool) {
 	}
 	state, _, _ = bytes.Cut(state, []byte(","))
 	return state, true
+}
+
+// Wait yields until, twice in a row, no goroutine other than the caller
+// is busy (OthersBusy), and returns true; it returns false when that does
+// not happen before limit of real time has passed. buf holds the last
+// goroutine dump, for the caller's failure message.
+func Wait(buf *[]byte, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for idle := 0; idle < 2; {
+		runtime.Gosched()
+		if OthersBusy(buf) {
+			idle = 0
+		} else {
+			idle++
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }

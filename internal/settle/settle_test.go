@@ -52,3 +52,22 @@ func TestGoroutineState(t *testing.T) {
 		}
 	}
 }
+
+func TestWaitReturnsOnceOthersBlockAndGivesUpOnASpinner(t *testing.T) {
+	var buf []byte
+	block := make(chan struct{})
+	go func() { <-block }()
+	if !Wait(&buf, 10*time.Second) {
+		t.Fatalf("Wait gave up with only a blocked goroutine:\n%s", buf)
+	}
+	var stop atomic.Bool
+	go func() {
+		for !stop.Load() {
+		}
+	}()
+	if Wait(&buf, 50*time.Millisecond) {
+		t.Error("Wait returned true while a goroutine spins")
+	}
+	stop.Store(true)
+	close(block)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -215,17 +214,8 @@ func (h *Harness) StepUntil(what string, limit time.Duration, cond func() bool) 
 // does not happen within RealTimeLimit.
 func (h *Harness) Settle() {
 	h.t.Helper()
-	deadline := time.Now().Add(h.opts.RealTimeLimit)
-	for idle := 0; idle < 2; {
-		runtime.Gosched()
-		if settle.OthersBusy(&h.stacks) {
-			idle = 0
-		} else {
-			idle++
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("the pipeline did not settle within %s:\n%s", h.opts.RealTimeLimit, h.stacks)
-		}
+	if !settle.Wait(&h.stacks, h.opts.RealTimeLimit) {
+		h.t.Fatalf("the pipeline did not settle within %s:\n%s", h.opts.RealTimeLimit, h.stacks)
 	}
 }
 

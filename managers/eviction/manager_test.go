@@ -221,8 +221,8 @@ func TestConfigPolicy(t *testing.T) {
 			t.Errorf("%s min reclaim %v", th.Signal, th.MinReclaim)
 		}
 	}
-	if hard != 4 || soft != 1 {
-		t.Errorf("%d hard and %d soft thresholds, want 4 and 1", hard, soft)
+	if hard != 5 || soft != 1 {
+		t.Errorf("%d hard and %d soft thresholds, want 5 and 1", hard, soft)
 	}
 	for cfg, want := range map[*Config]string{
 		{Soft: "memory.available<1Gi"}:                                                          "has no grace period",

@@ -30,7 +30,7 @@ var signals = map[Signal]bool{
 }
 
 // DefaultHard is the kubelet's --eviction-hard default on Linux.
-const DefaultHard = "memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%"
+const DefaultHard = "memory.available<100Mi,nodefs.available<10%,imagefs.available<15%,nodefs.inodesFree<5%,imagefs.inodesFree<5%"
 
 // Value is a threshold's value: an amount, or a fraction of the
 // signal's capacity.

@@ -13,7 +13,7 @@ func TestParseThresholds(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want, err string
 	}{
-		{"the kubelet's defaults parse", DefaultHard, "imagefs.available<15%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%", ""},
+		{"the kubelet's defaults parse", DefaultHard, "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%", ""},
 		{"an empty list has no thresholds", "", "", ""},
 		{"spaces around statements are allowed", " pid.available < 1k , imagefs.inodesFree<2.5%", "imagefs.inodesFree<2.5%,pid.available<1k", ""},
 		{"an unknown signal is refused", "memory.free<1Gi", "", `unsupported eviction signal "memory.free"`},
@@ -44,13 +44,13 @@ func TestHardThresholdsMergeOverTheDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "imagefs.available<15%,memory.available<1Gi,nodefs.available<10%,nodefs.inodesFree<5%,pid.available<10%"; got.String() != want {
+	if want := "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<1Gi,nodefs.available<10%,nodefs.inodesFree<5%,pid.available<10%"; got.String() != want {
 		t.Fatalf("HardThresholds = %q, want %q", got, want)
 	}
 	if none, err := HardThresholds("none"); err != nil || len(none) != 0 {
 		t.Fatalf("HardThresholds(none) = %v, %v", none, err)
 	}
-	if def, _ := HardThresholds(""); def.String() != "imagefs.available<15%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%" {
+	if def, _ := HardThresholds(""); def.String() != "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%" {
 		t.Fatalf("HardThresholds(\"\") = %q, want the defaults", def)
 	}
 }
@@ -67,5 +67,16 @@ func TestReservedForTakesMemoryAndNodefsThresholds(t *testing.T) {
 	})
 	if len(got) != 2 || got.Memory().Value() != 100<<20 || got.StorageEphemeral().Value() != 10<<30 {
 		t.Fatalf("ReservedFor = %v, want memory 100Mi and ephemeral-storage 10Gi", got)
+	}
+}
+
+func TestDefaultHardHasTheKubeletsImageFsInodesThreshold(t *testing.T) {
+	def, err := HardThresholds("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := def[SignalImageFsInodesFree]
+	if !ok || v.Quantity != nil || v.Percentage != 0.05 {
+		t.Fatalf("imagefs.inodesFree default = %+v, %v; want 5%% as the kubelet's", v, ok)
 	}
 }

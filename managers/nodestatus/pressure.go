@@ -1,10 +1,6 @@
 package nodestatus
 
-import (
-	"sync/atomic"
-
-	corev1 "k8s.io/api/core/v1"
-)
+import corev1 "k8s.io/api/core/v1"
 
 // PressureSource decides the pressure conditions instead of the
 // Reporter's own thresholds: the eviction manager, whose conditions
@@ -25,24 +21,15 @@ type PressureAware interface {
 
 var _ PressureAware = (*Reporter)(nil)
 
-// pressureHolder is an atomically replaced PressureSource.
-type pressureHolder struct {
-	v atomic.Pointer[PressureSource]
-}
-
 // SetPressureSource implements PressureAware.
 func (r *Reporter) SetPressureSource(s PressureSource) {
-	if s == nil {
-		r.pressure.v.Store(nil)
-		return
-	}
-	r.pressure.v.Store(&s)
+	r.pressure.Store(s)
 }
 
 // pressureConditionsNow are the source's conditions, nil without one.
 func (r *Reporter) pressureConditionsNow() map[corev1.NodeConditionType]bool {
-	if s := r.pressure.v.Load(); s != nil {
-		c := (*s).Conditions()
+	if s, ok := r.pressure.Load(); ok {
+		c := s.Conditions()
 		if c == nil {
 			c = map[corev1.NodeConditionType]bool{}
 		}

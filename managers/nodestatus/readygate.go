@@ -1,7 +1,5 @@
 package nodestatus
 
-import "sync/atomic"
-
 // ReadyGate is one more reason, beside the agent's health, for the node to
 // be NotReady: the shutdown manager's "node is shutting down". Its error
 // is appended to the Ready condition's message, as the kubelet appends its
@@ -26,32 +24,23 @@ type ReadyGated interface {
 
 var _ ReadyGated = (*Reporter)(nil)
 
-// readyGateHolder is an atomically replaced ReadyGate.
-type readyGateHolder struct {
-	v atomic.Pointer[ReadyGate]
-}
-
 // SetReadyGate implements ReadyGated.
 func (r *Reporter) SetReadyGate(g ReadyGate) {
-	if g == nil {
-		r.gate.v.Store(nil)
-		return
-	}
-	r.gate.v.Store(&g)
+	r.gate.Store(g)
 }
 
 // gateNow is the gate's verdict, nil without a gate.
 func (r *Reporter) gateNow() error {
-	if g := r.gate.v.Load(); g != nil {
-		return (*g).NotReady()
+	if g, ok := r.gate.Load(); ok {
+		return g.NotReady()
 	}
 	return nil
 }
 
 // gateChanged is the gate's Changed channel, nil (never) without a gate.
 func (r *Reporter) gateChanged() <-chan struct{} {
-	if g := r.gate.v.Load(); g != nil {
-		return (*g).Changed()
+	if g, ok := r.gate.Load(); ok {
+		return g.Changed()
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/internal/atomicref"
 	"github.com/nodekit/nodekit/managers/nodeip"
 )
 
@@ -60,8 +61,8 @@ type Reporter struct {
 	lastReport     time.Time
 	runtimeVersion string
 	hook           func(event) // tests only; nil otherwise
-	pressure       pressureHolder
-	gate           readyGateHolder
+	pressure       atomicref.Ref[PressureSource]
+	gate           atomicref.Ref[ReadyGate]
 }
 
 var _ Manager = (*Reporter)(nil)

@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/nodekit/nodekit/internal/httpaction"
 )
 
 // newHTTPTransport returns the transport of HTTP probes, configured as the
@@ -31,49 +29,19 @@ func newHTTPTransport() *http.Transport {
 	}
 }
 
-// newHTTPRequest builds the GET request of an httpGet probe: the scheme in
-// lower case (http by default), the probe's host or else the pod IP, the port
-// by number or by the name of a container port, the path, and the probe's
-// headers (a Host header sets the request's host). User-Agent defaults to
-// userAgent and Accept to "*/*"; an Accept header with an empty value sends
-// none.
+// newHTTPRequest builds the GET request of an httpGet probe
+// (httpaction.NewRequest): the port by number or by the name of a
+// container port, the host the probe's or else the pod IP, User-Agent
+// userAgent unless the probe sets one.
 func newHTTPRequest(ctx context.Context, get *corev1.HTTPGetAction, c *corev1.Container, podIP, userAgent string) (*http.Request, error) {
-	scheme := strings.ToLower(string(get.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	host := get.Host
-	if host == "" {
-		host = podIP
-	}
 	port, err := resolvePort(get.Port, c)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(get.Path)
+	req, err := httpaction.NewRequest(ctx, get, httpaction.Host(podIP), port, userAgent)
 	if err != nil {
-		u = &url.URL{Path: get.Path}
+		return nil, fmt.Errorf("build probe request: %w", err)
 	}
-	u.Scheme = scheme
-	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("build probe request for %s: %w", u, err)
-	}
-	h := make(http.Header, len(get.HTTPHeaders)+2)
-	for _, hh := range get.HTTPHeaders {
-		h.Add(hh.Name, hh.Value)
-	}
-	if _, ok := h["User-Agent"]; !ok {
-		h.Set("User-Agent", userAgent)
-	}
-	if _, ok := h["Accept"]; !ok {
-		h.Set("Accept", "*/*")
-	} else if h.Get("Accept") == "" {
-		h.Del("Accept")
-	}
-	req.Header = h
-	req.Host = h.Get("Host")
 	return req, nil
 }
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	"github.com/nodekit/nodekit/sources"
+	"github.com/nodekit/nodekit/internal/podannotations"
 )
 
 // APIMirrorClient is the default MirrorClient, over a Kubernetes client. A
@@ -41,9 +41,9 @@ func NewMirrorClient(client kubernetes.Interface, log logr.Logger, cfg Config) *
 // config hash, if the node name is not configured, or if a mirror pod with
 // another hash already holds the name (delete it first).
 func (c *APIMirrorClient) CreateMirrorPod(ctx context.Context, staticPod *corev1.Pod) error {
-	hash, ok := staticPod.Annotations[sources.AnnotationHash]
+	hash, ok := staticPod.Annotations[podannotations.Hash]
 	if !ok || hash == "" {
-		return fmt.Errorf("create mirror pod %s: static pod has no %s annotation", klog.KObj(staticPod), sources.AnnotationHash)
+		return fmt.Errorf("create mirror pod %s: static pod has no %s annotation", klog.KObj(staticPod), podannotations.Hash)
 	}
 	if c.nodeName == "" {
 		return fmt.Errorf("create mirror pod %s: node name not configured", klog.KObj(staticPod))
@@ -57,7 +57,7 @@ func (c *APIMirrorClient) CreateMirrorPod(ctx context.Context, staticPod *corev1
 	_, err = pods.Create(ctx, mirror, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		existing, getErr := pods.Get(ctx, mirror.Name, metav1.GetOptions{})
-		if getErr == nil && existing.Annotations[sources.AnnotationMirror] == hash {
+		if getErr == nil && existing.Annotations[podannotations.Mirror] == hash {
 			return nil
 		}
 	}
@@ -86,7 +86,7 @@ func mirrorOf(staticPod *corev1.Pod, hash string, node *corev1.Node) *corev1.Pod
 		}},
 	}
 	maps.Copy(mirror.Annotations, staticPod.Annotations)
-	mirror.Annotations[sources.AnnotationMirror] = hash
+	mirror.Annotations[podannotations.Mirror] = hash
 	mirror.Status = corev1.PodStatus{}
 	return mirror
 }

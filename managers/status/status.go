@@ -7,20 +7,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Manager keeps the newest API status of every pod and writes it to the API
-// server. Its first three methods are the agent's StatusStore, so a Manager
-// can stand in for the in-memory default. All methods are safe for
-// concurrent use.
-type Manager interface {
-	// SetPodStatus records the pod's newest status and schedules its write
-	// to the API server. It never blocks on the network. The manager keeps
-	// its own copy; the caller may reuse status.
+// Store keeps the newest API status of each pod: the one contract of the
+// status store, which the agent uses as agent.StatusStore (an alias) and
+// which Manager extends. Implementations are safe for concurrent use.
+type Store interface {
+	// SetPodStatus records the pod's newest status. It must not block on
+	// I/O. The caller hands status over and must not mutate it afterwards:
+	// an implementation may keep it as it is (agent.MemoryStatuses does)
+	// or copy it (StatusManager does).
 	SetPodStatus(pod *corev1.Pod, status *corev1.PodStatus)
 	// GetPodStatus returns the pod's last recorded status. The caller must
 	// not mutate it.
 	GetPodStatus(uid types.UID) (*corev1.PodStatus, bool)
 	// RemovePodStatus forgets the pod. Idempotent.
 	RemovePodStatus(uid types.UID)
+}
+
+// Manager is a Store that also writes the statuses to the API server
+// (SetPodStatus schedules the write, never blocking on the network), so a
+// Manager can stand in for the agent's in-memory default. All methods are
+// safe for concurrent use.
+type Manager interface {
+	Store
 	// Run writes statuses to the API server until ctx ends, then returns
 	// nil. Without an API client it only waits for ctx.
 	Run(ctx context.Context) error

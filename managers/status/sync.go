@@ -12,7 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
-	"github.com/nodekit/nodekit/sources"
+	"github.com/nodekit/nodekit/internal/podannotations"
 )
 
 // podSync is one status to bring to the API server.
@@ -213,6 +213,6 @@ func (m *StatusManager) needsReconcile(apiUID types.UID, status *corev1.PodStatu
 }
 
 func isMirror(pod *corev1.Pod) bool {
-	_, ok := pod.Annotations[sources.AnnotationMirror]
+	_, ok := pod.Annotations[podannotations.Mirror]
 	return ok
 }

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +15,7 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/internal/httpaction"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -118,46 +116,16 @@ func (h *hookRunner) runHTTP(ctx context.Context, c *corev1.Container, get *core
 	return resp.Body.Close()
 }
 
-// newHookRequest builds an httpGet hook's request: its scheme (http by
-// default), its host or else the pod's, its port (a number, or the name of
-// a container port; 80 when empty), path and headers (a Host header sets
-// the request's host).
+// newHookRequest builds an httpGet hook's request (httpaction.NewRequest,
+// as the kubelet builds hooks' and probes' alike): its port a number, or
+// the name of a container port (80 when empty), its host its own or else
+// the pod's, User-Agent hookUserAgent unless the hook sets one.
 func newHookRequest(ctx context.Context, c *corev1.Container, get *corev1.HTTPGetAction, host hostFunc) (*http.Request, error) {
-	scheme := strings.ToLower(string(get.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	addr := get.Host
-	if addr == "" {
-		var err error
-		if addr, err = host(ctx); err != nil {
-			return nil, err
-		}
-	}
 	port, err := hookPort(get.Port, c)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(get.Path)
-	if err != nil {
-		u = &url.URL{Path: get.Path}
-	}
-	u.Scheme = scheme
-	u.Host = net.JoinHostPort(addr, strconv.Itoa(port))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("User-Agent", hookUserAgent)
-	req.Header.Set("Accept", "*/*")
-	for _, hd := range get.HTTPHeaders {
-		if strings.EqualFold(hd.Name, "Host") {
-			req.Host = hd.Value
-			continue
-		}
-		req.Header.Add(hd.Name, hd.Value)
-	}
-	return req, nil
+	return httpaction.NewRequest(ctx, get, host, port, hookUserAgent)
 }
 
 // hookPort resolves a hook's port: a number, a numeric string, or the name
