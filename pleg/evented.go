@@ -2,7 +2,6 @@ package pleg
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,18 +82,15 @@ type Evented struct {
 	// tombs holds the IDs of removed objects, so that a late event showing
 	// one is not taken for news.
 	tombs map[string]time.Time
-	// prevRelist is when the previous completed relist began.
-	prevRelist time.Time
 	// buf is reused for each pod's events.
 	buf []*Event
+	// rl lists the runtime and keeps the relist health and metrics.
+	rl *relistCore
 
 	// healthMu guards the fields below it.
 	healthMu       sync.Mutex
 	mode           Mode
-	runStarted     time.Time
-	lastRelist     time.Time
 	connectedSince time.Time
-	failures       relistFailures
 
 	received, missed, reconnects, dropped, inspections atomic.Uint64
 }
@@ -120,6 +116,7 @@ func NewEvented(src EventSource, rt noderuntime.Runtime, dec EventDecoder, cache
 		tombs:    make(map[string]time.Time),
 		mode:     ModeEvents,
 	}
+	e.rl = newRelistCore(rt, cache, clk, e.log, e.metrics)
 	e.em.setMode(ModeEvents)
 	return e
 }
@@ -129,9 +126,7 @@ func NewEvented(src EventSource, rt noderuntime.Runtime, dec EventDecoder, cache
 // once. It runs one goroutine of its own, for the stream, and returns only
 // after that goroutine has ended.
 func (e *Evented) Run(ctx context.Context) error {
-	e.healthMu.Lock()
-	e.runStarted = e.clk.Now()
-	e.healthMu.Unlock()
+	e.rl.started()
 	ev := e.cfg.Evented
 	e.log.Info("Starting evented PLEG", "reconcilePeriod", ev.ReconcilePeriod, "fallbackAfter", ev.FallbackAfter,
 		"fallbackRelistPeriod", e.cfg.RelistPeriod, "decoder", e.dec != nil)
@@ -171,24 +166,13 @@ func (e *Evented) Watch() <-chan *Event { return e.events }
 // RelistThreshold while events drive the cache, or when Run started that
 // long ago and no relist completed. Safe for concurrent use.
 func (e *Evented) Healthy() (bool, error) {
-	e.healthMu.Lock()
-	last, started, mode, failures := e.lastRelist, e.runStarted, e.mode, e.failures
-	e.healthMu.Unlock()
-	if err := failures.check("evented pleg", e.cfg.RelistFailureThreshold); err != nil {
-		return false, err
-	}
+	mode := e.Mode()
 	threshold := e.cfg.RelistThreshold
 	if mode == ModeEvents {
 		threshold += e.cfg.Evented.ReconcilePeriod
 	}
-	if last.IsZero() {
-		if elapsed := e.clk.Since(started); !started.IsZero() && elapsed > threshold {
-			return false, fmt.Errorf("evented pleg has not completed a relist since it started %v ago; threshold is %v", elapsed, threshold)
-		}
-		return true, nil
-	}
-	if elapsed := e.clk.Since(last); elapsed > threshold {
-		return false, fmt.Errorf("evented pleg (mode %s) was last seen active %v ago; threshold is %v", mode, elapsed, threshold)
+	if err := e.rl.health("evented pleg (mode "+string(mode)+")", e.cfg.RelistFailureThreshold, threshold); err != nil {
+		return false, err
 	}
 	return true, nil
 }
@@ -203,11 +187,7 @@ func (e *Evented) Mode() Mode {
 
 // LastRelist returns when the last completed relist began; zero if none
 // has. Safe for concurrent use.
-func (e *Evented) LastRelist() time.Time {
-	e.healthMu.Lock()
-	defer e.healthMu.Unlock()
-	return e.lastRelist
-}
+func (e *Evented) LastRelist() time.Time { return e.rl.lastRelist() }
 
 // EventsReceived returns how many container events the stream delivered,
 // including those about other clients' containers.

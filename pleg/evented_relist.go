@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
@@ -37,61 +35,30 @@ func (e *Evented) relist(ctx context.Context, reason relistReason) {
 	defer e.mu.Unlock()
 	t0 := e.clk.Now()
 	countable := e.countable(reason)
-	pods, err := e.rt.GetPods(ctx, true)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Error(err, "Unable to list pods; skipping relist", "reason", reason)
-			e.healthMu.Lock()
-			e.failures.fail(err)
-			e.healthMu.Unlock()
-		}
-		return
-	}
-	e.healthMu.Lock()
-	e.failures.reset()
-	e.healthMu.Unlock()
-	if !e.prevRelist.IsZero() {
-		e.metrics.relistInterval.Observe(t0.Sub(e.prevRelist).Seconds())
-	}
 	e.em.relists.WithLabelValues(string(reason)).Inc()
-	seen := make(map[types.UID]bool, len(pods))
-	for _, pod := range pods {
-		if ctx.Err() != nil {
-			return
-		}
-		if seen[pod.ID] {
-			continue
-		}
-		seen[pod.ID] = true
+	completed := e.rl.run(ctx, func(pod *noderuntime.Pod) {
 		ps := e.pods[pod.ID]
 		if e.differs(ps, pod, countable, t0) || (ps != nil && ps.reinspect) {
 			e.inspect(ctx, pod.ID, pod.Name, pod.Namespace)
 		}
+	}, func() { e.forgetVanished(countable, t0) })
+	if !completed {
+		return
 	}
-	e.forgetVanished(seen, countable, t0)
-	e.cache.UpdateTime(t0)
-	e.prevRelist = t0
-	e.healthMu.Lock()
-	e.lastRelist = t0
-	e.healthMu.Unlock()
-	e.observeRelistEnd(t0, pods)
 	e.sweepSuspects(t0)
 	for id, at := range e.tombs {
 		if t0.Sub(at) > tombTTL {
 			delete(e.tombs, id)
 		}
 	}
-	if v := e.log.V(6); v.Enabled() {
-		v.Info("Relisted", "reason", reason, "pods", len(seen))
-	}
 }
 
 // forgetVanished drops the pods the relist did not list: the runtime no
 // longer has anything of them, so the cache reports an empty status, as
 // Generic does.
-func (e *Evented) forgetVanished(seen map[types.UID]bool, countable bool, now time.Time) {
+func (e *Evented) forgetVanished(countable bool, now time.Time) {
 	for uid, ps := range e.pods {
-		if seen[uid] {
+		if e.rl.listed(uid) {
 			continue
 		}
 		if countable {
@@ -118,7 +85,8 @@ func (e *Evented) countable(reason relistReason) bool {
 	e.healthMu.Lock()
 	since, mode := e.connectedSince, e.mode
 	e.healthMu.Unlock()
-	return mode == ModeEvents && !since.IsZero() && !e.prevRelist.IsZero() && !since.After(e.prevRelist)
+	prev := e.rl.prev
+	return mode == ModeEvents && !since.IsZero() && !prev.IsZero() && !since.After(prev)
 }
 
 // differs reports whether the listed pod shows an object in a later state
@@ -153,20 +121,4 @@ func (e *Evented) differs(ps *podState, pod *noderuntime.Pod, countable bool, no
 		}
 	}
 	return changed
-}
-
-// observeRelistEnd records a completed relist in the generic PLEG's metrics.
-func (e *Evented) observeRelistEnd(start time.Time, pods []*noderuntime.Pod) {
-	e.metrics.relistDuration.Observe(e.clk.Since(start).Seconds())
-	e.metrics.lastSeen.Set(float64(start.Unix()))
-	running := 0
-	for _, p := range pods {
-		for _, s := range p.Sandboxes {
-			if s.State == noderuntime.ContainerStateRunning {
-				running++
-				break
-			}
-		}
-	}
-	e.metrics.runningPods.Set(float64(running))
 }

@@ -3,7 +3,7 @@ package pleg
 import "fmt"
 
 // relistFailures counts the relists in a row that could not list the
-// runtime, for Healthy. The PLEG guards it with its healthMu.
+// runtime, for Healthy. relistCore guards it with its mu.
 type relistFailures struct {
 	n    int
 	last error

@@ -39,17 +39,10 @@ type Generic struct {
 	relistMu sync.Mutex
 	// records holds, per pod, what the last relist saw.
 	records map[types.UID]*podRecord
-	// gen counts relists; a record whose gen is behind vanished.
-	gen uint64
 	// buf is reused for each pod's events.
 	buf []*Event
-
-	// healthMu guards the fields below it.
-	healthMu        sync.Mutex
-	lastRelist      time.Time
-	lastRelistStart time.Time
-	runStarted      time.Time
-	failures        relistFailures
+	// rl lists the runtime and keeps the relist health and metrics.
+	rl *relistCore
 
 	dropped atomic.Uint64
 	metrics *metrics
@@ -60,8 +53,6 @@ type podRecord struct {
 	// old is the pod as listed at its last successful inspection; nil until
 	// the first one.
 	old *noderuntime.Pod
-	// gen is the relist that last listed the pod.
-	gen uint64
 	// reinspect is set when the last inspection failed.
 	reinspect bool
 }
@@ -72,7 +63,7 @@ type podRecord struct {
 // no I/O and starts no goroutines; call Run.
 func NewGeneric(rt noderuntime.Runtime, cache *Cache, clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg Config) *Generic {
 	cfg = cfg.withDefaults()
-	return &Generic{
+	g := &Generic{
 		rt:      rt,
 		cache:   cache,
 		clk:     clk,
@@ -82,14 +73,14 @@ func NewGeneric(rt noderuntime.Runtime, cache *Cache, clk clock.WithTicker, reg 
 		records: make(map[types.UID]*podRecord),
 		metrics: newMetrics(reg),
 	}
+	g.rl = newRelistCore(rt, cache, clk, g.log, g.metrics)
+	return g
 }
 
 // Run relists right away and then RelistPeriod after the end of each relist,
 // until ctx ends; it returns nil then. Call it once.
 func (g *Generic) Run(ctx context.Context) error {
-	g.healthMu.Lock()
-	g.runStarted = g.clk.Now()
-	g.healthMu.Unlock()
+	g.rl.started()
 	g.log.Info("Starting generic PLEG", "relistPeriod", g.cfg.RelistPeriod, "relistThreshold", g.cfg.RelistThreshold)
 	defer g.log.Info("Stopped generic PLEG")
 	for ctx.Err() == nil {
@@ -114,21 +105,8 @@ func (g *Generic) Watch() <-chan *Event { return g.events }
 // than RelistThreshold, or when Run started more than RelistThreshold ago
 // and no relist has completed yet. Safe for concurrent use.
 func (g *Generic) Healthy() (bool, error) {
-	g.healthMu.Lock()
-	last, started, failures := g.lastRelist, g.runStarted, g.failures
-	g.healthMu.Unlock()
-	if err := failures.check("pleg", g.cfg.RelistFailureThreshold); err != nil {
+	if err := g.rl.health("pleg", g.cfg.RelistFailureThreshold, g.cfg.RelistThreshold); err != nil {
 		return false, err
-	}
-	threshold := g.cfg.RelistThreshold
-	if last.IsZero() {
-		if elapsed := g.clk.Since(started); !started.IsZero() && elapsed > threshold {
-			return false, fmt.Errorf("pleg has not completed a relist since it started %v ago; threshold is %v", elapsed, threshold)
-		}
-		return true, nil
-	}
-	if elapsed := g.clk.Since(last); elapsed > threshold {
-		return false, fmt.Errorf("pleg was last seen active %v ago; threshold is %v", elapsed, threshold)
 	}
 	return true, nil
 }
@@ -136,11 +114,7 @@ func (g *Generic) Healthy() (bool, error) {
 // LastRelist returns when the last completed relist began (its timestamp);
 // zero if none has completed, e.g. because Run was never called. Safe for
 // concurrent use.
-func (g *Generic) LastRelist() time.Time {
-	g.healthMu.Lock()
-	defer g.healthMu.Unlock()
-	return g.lastRelist
-}
+func (g *Generic) LastRelist() time.Time { return g.rl.lastRelist() }
 
 // DroppedEvents returns how many events were dropped because the event
 // channel was full. Safe for concurrent use.
@@ -154,84 +128,23 @@ func (g *Generic) DroppedEvents() uint64 { return g.dropped.Load() }
 func (g *Generic) Relist(ctx context.Context) {
 	g.relistMu.Lock()
 	defer g.relistMu.Unlock()
-
-	timestamp := g.clk.Now()
-	g.observeStart(timestamp)
-	pods, err := g.rt.GetPods(ctx, true)
-	if err != nil {
-		if ctx.Err() == nil {
-			g.log.Error(err, "Unable to list pods; skipping relist")
-			g.healthMu.Lock()
-			g.failures.fail(err)
-			g.healthMu.Unlock()
-		}
-		return
-	}
-	g.healthMu.Lock()
-	g.failures.reset()
-	g.healthMu.Unlock()
-	g.gen++
-	listed := 0
-	for _, pod := range pods {
-		if ctx.Err() != nil {
-			return
-		}
+	g.rl.run(ctx, func(pod *noderuntime.Pod) {
 		r := g.records[pod.ID]
 		if r == nil {
 			r = &podRecord{}
 			g.records[pod.ID] = r
-		} else if r.gen == g.gen {
-			g.log.V(4).Info("Ignoring duplicate pod in runtime list", "podUID", pod.ID)
-			continue
 		}
-		r.gen = g.gen
-		listed++
 		g.relistPod(ctx, pod.ID, r, pod)
-	}
-	if len(g.records) > listed {
+	}, func() {
+		if len(g.records) == len(g.rl.seen) {
+			return
+		}
 		for uid, r := range g.records {
-			if r.gen != g.gen {
+			if !g.rl.listed(uid) {
 				g.relistPod(ctx, uid, r, nil)
 			}
 		}
-	}
-	// Every changed pod is in the cache now: let waiters on unchanged pods
-	// through.
-	g.cache.UpdateTime(timestamp)
-	g.healthMu.Lock()
-	g.lastRelist = timestamp
-	g.healthMu.Unlock()
-	g.observeEnd(timestamp, pods)
-	if v := g.log.V(6); v.Enabled() {
-		v.Info("Relisted", "pods", listed)
-	}
-}
-
-// observeStart records the interval since the previous relist began.
-func (g *Generic) observeStart(now time.Time) {
-	g.healthMu.Lock()
-	prev := g.lastRelistStart
-	g.lastRelistStart = now
-	g.healthMu.Unlock()
-	if !prev.IsZero() {
-		g.metrics.relistInterval.Observe(now.Sub(prev).Seconds())
-	}
-}
-
-// observeEnd records a completed relist.
-func (g *Generic) observeEnd(start time.Time, pods []*noderuntime.Pod) {
-	g.metrics.relistDuration.Observe(g.clk.Since(start).Seconds())
-	g.metrics.lastSeen.Set(float64(start.Unix()))
-	running := 0
-	for _, p := range pods {
-		for _, s := range p.Sandboxes {
-			if s.State == noderuntime.ContainerStateRunning {
-				running++
-				break
-			}
-		}
-	}
-	g.metrics.runningPods.Set(float64(running))
+	})
 }
 
 // relistPod compares one pod with its record, inspects it when needed and

@@ -47,11 +47,13 @@
 //
 // # Termination
 //
-// KillPod gives each container a budget of the pod's grace period (the
-// override the pod workers computed, which only ever shrinks once termination
-// started), counted from the start of KillPod: the preStop hook and a
-// sidecar's wait for its turn are taken from it, and the rest, never less
-// than MinimumKillGracePeriod, is the stop timeout. Regular and ephemeral
+// KillPod gives each container a budget of the pod's grace period in
+// seconds (the override the pod workers computed, which only ever shrinks
+// once termination started): the time the preStop hook took and then a
+// sidecar's wait for its turn are taken from it, each in whole seconds
+// rounded down as the kubelet counts them (so 10 s less a 2.3 s hook leaves
+// 8 s), and the rest, never less than MinimumKillGracePeriod, is the stop
+// timeout; with no budget left (a grace period of 0) neither runs. Regular and ephemeral
 // containers stop in parallel at once; sidecars wait until every regular
 // container has exited, then stop in reverse spec order (or when their
 // budget runs out).
@@ -71,7 +73,8 @@
 // is set and by the manager itself otherwise, bounded by the container's
 // budget on the clock: a hook still running then is cancelled, and the
 // container gets the rest (the minimum), so a pod never takes longer than
-// its grace period plus MinimumKillGracePeriod.
+// its grace period plus MinimumKillGracePeriod (and the fractions of a
+// second the rounding down leaves in, as in the kubelet).
 //
 // With runtime.LivenessResults set (SetLivenessResults, runtime.LivenessAware)
 // a running container whose liveness probe failed is killed ("Container X

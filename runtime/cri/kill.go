@@ -14,10 +14,11 @@ import (
 
 // KillPod stops every running container of runningPod, then each of its
 // sandboxes (they are removed later by GarbageCollect). Each container has a
-// budget of the pod's grace period, counted from the start of KillPod: its
-// preStop hook (when a runner is set) and, for a sidecar, the wait for its
-// turn come out of it, and whatever is left, never less than
-// MinimumKillGracePeriod, is the stop timeout. Regular and ephemeral
+// budget of the pod's grace period in whole seconds: its preStop hook (when
+// a runner is set) and, for a sidecar, the wait for its turn come out of it,
+// each in whole seconds rounded down as the kubelet counts them, and
+// whatever is left, never less than MinimumKillGracePeriod, is the stop
+// timeout. Regular and ephemeral
 // containers stop in parallel at once; sidecars stop after every regular
 // container has exited, in reverse spec order, each after the sidecars that
 // follow it (or when its budget runs out). pod may be nil for a pod known
@@ -92,26 +93,32 @@ func (m *Manager) killContainer(ctx context.Context, pod *corev1.Pod, id noderun
 	return m.stopContainer(ctx, pod, id, name, message, gracePeriodOverride, m.clk.Now(), nil)
 }
 
-// stopContainer stops one container within its budget: the grace period
-// counted from start. A Killing event says why (message, or "Stopping
-// container <name>"). Its preStop hook runs first, then it waits for its
-// turn in order (nil for none), then it is stopped with what is left of the
-// budget, at least MinimumKillGracePeriod. A container that is already gone
-// counts as stopped.
+// stopContainer stops one container within its budget, as the kubelet's
+// killContainer does: the grace period in seconds, from which the time its
+// preStop hook took (counted from start, when the kill began) and then the
+// time it waited for its turn in order (nil for none) are taken away, each
+// in whole seconds rounded down; neither runs once nothing is left. It is stopped with what remains, at least
+// MinimumKillGracePeriod. A Killing event says why (message, or "Stopping
+// container <name>"). A container that is already gone counts as stopped.
 func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, name, message string,
 	gracePeriodOverride *int64, start time.Time, order *terminationOrder) error {
 	grace := m.gracePeriod(ctx, pod, id, gracePeriodOverride)
-	deadline := start.Add(time.Duration(grace) * time.Second)
 	if message == "" {
 		message = fmt.Sprintf("Stopping container %s", name)
 	}
 	m.containerEvent(pod, name, corev1.EventTypeNormal, EventKilling, "%s", message)
-	m.runPreStop(ctx, pod, id, name, deadline)
-	if order != nil {
-		order.waitForTurn(ctx, m.clk, name, deadline)
+	began := start
+	if grace > 0 {
+		m.runPreStop(ctx, pod, id, name, began.Add(time.Duration(grace)*time.Second))
+		now := m.clk.Now()
+		grace -= wholeSeconds(now.Sub(began))
+		began = now
 	}
-	timeout := int64(deadline.Sub(m.clk.Now()) / time.Second)
-	timeout = max(timeout, m.minimumGrace())
+	if order != nil && grace > 0 {
+		order.waitForTurn(ctx, m.clk, name, began.Add(time.Duration(grace)*time.Second))
+		grace -= wholeSeconds(m.clk.Since(began))
+	}
+	timeout := max(grace, m.minimumGrace())
 	m.log.V(2).Info("stopping container", "container", name, "containerID", id.ID, "gracePeriod", timeout)
 	err := m.rs.StopContainer(ctx, id.ID, timeout)
 	if err != nil && !crierrors.IsNotFound(err) {
@@ -124,6 +131,10 @@ func (m *Manager) stopContainer(ctx context.Context, pod *corev1.Pod, id noderun
 	}
 	return nil
 }
+
+// wholeSeconds is d in whole seconds, rounded down (the kubelet takes
+// int64 of a duration's Seconds()).
+func wholeSeconds(d time.Duration) int64 { return int64(d / time.Second) }
 
 // runPreStop runs the container's preStop hook, when it has one, bounded by
 // the container's deadline (on the manager's clock): a hook still running
@@ -167,8 +178,9 @@ func (m *Manager) minimumGrace() int64 {
 
 // gracePeriod returns the container's grace period in seconds: the
 // override, else the pod's deletion grace period, else its termination grace
-// period (from the container's annotations when pod is nil), else 30s; never
-// below MinimumKillGracePeriod.
+// period (from the container's annotations when pod is nil), else 30s. It
+// may be below MinimumKillGracePeriod (even 0: then no preStop hook runs);
+// stopContainer raises the stop timeout to it.
 func (m *Manager) gracePeriod(ctx context.Context, pod *corev1.Pod, id noderuntime.ContainerID, override *int64) int64 {
 	seconds := int64(defaultTerminationGracePeriod / time.Second)
 	switch {
@@ -183,7 +195,7 @@ func (m *Manager) gracePeriod(ctx context.Context, pod *corev1.Pod, id noderunti
 			seconds = s
 		}
 	}
-	return max(seconds, m.minimumGrace())
+	return seconds
 }
 
 // annotatedGracePeriod reads the grace period recorded on a container at

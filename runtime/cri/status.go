@@ -1,8 +1,10 @@
 package cri
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -32,17 +34,23 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	pods := map[types.UID]*noderuntime.Pod{}
-	newest := map[types.UID]int64{}
+	// One entry per pod: the pod and its newest object's creation time.
+	type listed struct {
+		pod    *noderuntime.Pod
+		newest int64
+	}
+	byUID := make(map[types.UID]*listed, len(sandboxes))
+	entries := make([]*listed, 0, len(sandboxes))
 	podFor := func(labels map[string]string, createdAt int64) *noderuntime.Pod {
 		uid := podUIDOf(labels)
-		p, ok := pods[uid]
+		e, ok := byUID[uid]
 		if !ok {
-			p = &noderuntime.Pod{ID: uid, Name: labels[noderuntime.LabelPodName], Namespace: labels[noderuntime.LabelPodNamespace]}
-			pods[uid] = p
+			e = &listed{pod: &noderuntime.Pod{ID: uid, Name: labels[noderuntime.LabelPodName], Namespace: labels[noderuntime.LabelPodNamespace]}}
+			byUID[uid] = e
+			entries = append(entries, e)
 		}
-		newest[uid] = max(newest[uid], createdAt)
-		return p
+		e.newest = max(e.newest, createdAt)
+		return e.pod
 	}
 	for _, s := range sandboxes {
 		p := podFor(s.GetLabels(), s.GetCreatedAt())
@@ -52,18 +60,18 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 		p := podFor(c.GetLabels(), c.GetCreatedAt())
 		p.Containers = append(p.Containers, m.listedToContainer(c))
 	}
-	out := make([]*noderuntime.Pod, 0, len(pods))
-	for _, p := range pods {
-		sortNewestFirst(p.Sandboxes)
-		sortNewestFirst(p.Containers)
-		out = append(out, p)
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if newest[out[i].ID] != newest[out[j].ID] {
-			return newest[out[i].ID] > newest[out[j].ID]
+	slices.SortStableFunc(entries, func(a, b *listed) int {
+		if a.newest != b.newest {
+			return cmp.Compare(b.newest, a.newest)
 		}
-		return out[i].ID < out[j].ID
+		return cmp.Compare(a.pod.ID, b.pod.ID)
 	})
+	out := make([]*noderuntime.Pod, len(entries))
+	for i, e := range entries {
+		sortNewestFirst(e.pod.Sandboxes)
+		sortNewestFirst(e.pod.Containers)
+		out[i] = e.pod
+	}
 	return out, nil
 }
 
@@ -227,5 +235,8 @@ func fromNanos(ns int64) time.Time {
 }
 
 func sortNewestFirst(cs []*noderuntime.Container) {
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].CreatedAt.After(cs[j].CreatedAt) })
+	if len(cs) < 2 {
+		return
+	}
+	slices.SortStableFunc(cs, func(a, b *noderuntime.Container) int { return b.CreatedAt.Compare(a.CreatedAt) })
 }
