@@ -47,5 +47,5 @@ export NODEKIT_FAULT_CONTAINERD_DIR="$fault_dir"
 
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
-phase "end-to-end tests" go test -race -count=1 -tags e2e -timeout 70m ./test/e2e/... ./examples/...
+phase "end-to-end tests" go test -race -count=1 -tags e2e -timeout 70m ./test/e2e/... ./examples/... ./runtime/runtimetest/ ./test/clusterbench/
 log "all tests passed"

@@ -2,18 +2,16 @@ package plegtest
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	criapi "k8s.io/cri-api/pkg/apis"
-	criclient "k8s.io/cri-client/pkg"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/internal/settle"
+	"github.com/nodekit/nodekit/internal/suitekit"
 	"github.com/nodekit/nodekit/pleg"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/sim"
@@ -103,22 +101,7 @@ func CRIBackend(endpoint, image, cgroupParent string) Backend {
 		CgroupParent: cgroupParent,
 		Open: func(tb testing.TB) (criapi.RuntimeService, criapi.ImageManagerService, clock.WithTicker) {
 			tb.Helper()
-			ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), time.Minute)
-			defer cancel()
-			rs, err := criclient.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).
-				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
-			if err != nil {
-				tb.Fatalf("connect to %s: %v", endpoint, err)
-			}
-			is, err := criclient.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).
-				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
-			if err != nil {
-				tb.Fatalf("connect to %s: %v", endpoint, err)
-			}
-			tb.Cleanup(func() {
-				_ = rs.Close(context.Background())
-				_ = is.Close(context.Background())
-			})
+			rs, is := suitekit.ConnectCRI(tb, endpoint)
 			return rs, is, clock.RealClock{}
 		},
 	}
@@ -190,16 +173,7 @@ func (d *driver) settle() {
 	if d.fake == nil {
 		return
 	}
-	deadline := time.Now().Add(realTimeLimit)
-	for idle := 0; idle < 2; {
-		runtime.Gosched()
-		if settle.OthersBusy(&d.stacks) {
-			idle = 0
-		} else {
-			idle++
-		}
-		if time.Now().After(deadline) {
-			d.tb.Fatalf("goroutines did not settle within %v:\n%s", realTimeLimit, d.stacks)
-		}
+	if !settle.Wait(&d.stacks, realTimeLimit) {
+		d.tb.Fatalf("goroutines did not settle within %v:\n%s", realTimeLimit, d.stacks)
 	}
 }

@@ -1,6 +1,8 @@
 package plegtest
 
 import (
+	"maps"
+
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -96,6 +98,26 @@ func (m *monitor) check(uid types.UID, s *noderuntime.PodStatus) []string {
 	}
 	m.present[uid] = now
 	return bad
+}
+
+// clone returns a copy of what m has seen so far.
+func (m *monitor) clone() *monitor {
+	c := newMonitor()
+	maps.Copy(c.highest, m.highest)
+	maps.Copy(c.gone, m.gone)
+	for uid, ids := range m.present {
+		c.present[uid] = maps.Clone(ids)
+	}
+	return c
+}
+
+// note raises the ranks m has seen to those s shows, without judging s: it
+// is for a status already checked against an earlier view.
+func (m *monitor) note(s *noderuntime.PodStatus) {
+	ranks, _ := objects(s)
+	for id, r := range ranks {
+		m.highest[id] = max(m.highest[id], r)
+	}
 }
 
 // seen reports whether an object was ever shown.

@@ -19,10 +19,10 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit/nodekit/internal/suitekit"
 	"github.com/nodekit/nodekit/pleg"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
-	"github.com/nodekit/nodekit/runtime/sim"
 )
 
 // caseSeq makes every case's instance ID unique within the process.
@@ -155,16 +155,7 @@ func (h *harness) newPod(name string, ctrs ...ctrSpec) *corev1.Pod {
 		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, RestartPolicy: corev1.RestartPolicyAlways},
 	}
 	for _, c := range ctrs {
-		script := "trap 'exit 0' TERM; sleep 3600 & wait"
-		if c.exitAfter > 0 {
-			script = fmt.Sprintf("trap 'exit 0' TERM; sleep %g & wait; exit %d", c.exitAfter.Seconds(), c.exitCode)
-			p.Annotations[sim.AnnotationPrefix+c.name+"."+sim.FieldExitAfter] = c.exitAfter.String()
-			p.Annotations[sim.AnnotationPrefix+c.name+"."+sim.FieldExitCode] = fmt.Sprint(c.exitCode)
-		}
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
-			Name: c.name, Image: h.image, ImagePullPolicy: corev1.PullIfNotPresent,
-			Command: []string{"sh", "-c", script}, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-		})
+		suitekit.AddContainer(p, c.name, h.image, c.exitAfter, c.exitCode)
 	}
 	h.pods = append(h.pods, p)
 	return p

@@ -120,10 +120,19 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		}
 		status.ContainerStatuses = append(status.ContainerStatuses, m.toContainerStatus(c, resp.GetStatus()))
 	}
-	sort.SliceStable(status.ContainerStatuses, func(i, j int) bool {
-		return status.ContainerStatuses[i].CreatedAt.After(status.ContainerStatuses[j].CreatedAt)
-	})
+	slices.SortStableFunc(status.ContainerStatuses, newerStatusFirst)
 	return status, nil
+}
+
+// newerStatusFirst orders container statuses newest first, as the
+// runtime.Runtime contract promises: by creation time, and between two
+// copies created in the same instant (a coarse or fake clock) by restart
+// count, so the next sync never reuses an attempt number.
+func newerStatusFirst(a, b *noderuntime.ContainerStatus) int {
+	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.RestartCount, a.RestartCount)
 }
 
 // sandboxIPs returns the sandbox's primary and additional addresses.

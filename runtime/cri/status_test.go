@@ -3,13 +3,17 @@ package cri
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 func TestGetPodStatusRebuildsStateAfterAgentRestart(t *testing.T) {
@@ -182,5 +186,24 @@ func TestTypeIsLearnedFromVersion(t *testing.T) {
 	}
 	if id := e.status(t, pod).ContainerStatuses[0].ID; id.Type != "fakeRuntime" {
 		t.Errorf("container ID %v not qualified with the runtime type", id)
+	}
+}
+
+// Two copies of a container created in the same instant are ordered by
+// restart count, newest first, so the next sync sees the latest attempt.
+func TestNewerStatusFirstBreaksCreationTiesByRestartCount(t *testing.T) {
+	at := time.Unix(100, 0)
+	statuses := []*noderuntime.ContainerStatus{
+		{Name: "old", CreatedAt: at.Add(-time.Second), RestartCount: 5},
+		{Name: "first", CreatedAt: at, RestartCount: 0},
+		{Name: "second", CreatedAt: at, RestartCount: 1},
+	}
+	slices.SortStableFunc(statuses, newerStatusFirst)
+	var got []string
+	for _, s := range statuses {
+		got = append(got, s.Name)
+	}
+	if want := []string{"second", "first", "old"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package runtimetest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 
 	"github.com/go-logr/logr"
 	criapi "k8s.io/cri-api/pkg/apis"
-	criclient "k8s.io/cri-client/pkg"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit/nodekit/internal/suitekit"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/runtime/sim"
@@ -65,22 +63,7 @@ func CRIBackend(endpoint, image, cgroupParent string) Backend {
 		Image: image,
 		Open: func(tb testing.TB) (noderuntime.Runtime, clock.WithTicker) {
 			tb.Helper()
-			ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), logr.Discard()), time.Minute)
-			defer cancel()
-			rs, err := criclient.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).
-				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
-			if err != nil {
-				tb.Fatalf("connect to %s: %v", endpoint, err)
-			}
-			is, err := criclient.NewRemoteImageServiceBuilder().WithEndpoint(endpoint).
-				WithConnectionTimeout(time.Minute).WithTracerProvider(nil).Build(ctx)
-			if err != nil {
-				tb.Fatalf("connect to %s: %v", endpoint, err)
-			}
-			tb.Cleanup(func() {
-				_ = rs.Close(context.Background())
-				_ = is.Close(context.Background())
-			})
+			rs, is := suitekit.ConnectCRI(tb, endpoint)
 			return NewCRIManager(tb, rs, is, clock.RealClock{}, cgroupParent), clock.RealClock{}
 		},
 	}

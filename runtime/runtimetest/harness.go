@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +16,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit/nodekit/internal/settle"
+	"github.com/nodekit/nodekit/internal/suitekit"
 	noderuntime "github.com/nodekit/nodekit/runtime"
-	"github.com/nodekit/nodekit/runtime/sim"
 )
 
 // Timing of the driver.
@@ -70,17 +69,8 @@ func (h *harness) settle() {
 	if h.fake == nil {
 		return
 	}
-	deadline := time.Now().Add(realTimeLimit)
-	for idle := 0; idle < 2; {
-		runtime.Gosched()
-		if settle.OthersBusy(&h.stacks) {
-			idle = 0
-		} else {
-			idle++
-		}
-		if time.Now().After(deadline) {
-			h.failf("goroutines did not settle within %v", realTimeLimit)
-		}
+	if !settle.Wait(&h.stacks, realTimeLimit) {
+		h.failf("goroutines did not settle within %v", realTimeLimit)
 	}
 }
 
@@ -139,16 +129,7 @@ func (h *harness) newPod(name string, policy corev1.RestartPolicy, ctrs ...ctr) 
 		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, RestartPolicy: policy},
 	}
 	for _, c := range ctrs {
-		script := "trap 'exit 0' TERM; sleep 3600 & wait"
-		if c.exitAfter > 0 {
-			script = fmt.Sprintf("trap 'exit 0' TERM; sleep %g & wait; exit %d", c.exitAfter.Seconds(), c.exitCode)
-			p.Annotations[sim.AnnotationPrefix+c.name+"."+sim.FieldExitAfter] = c.exitAfter.String()
-			p.Annotations[sim.AnnotationPrefix+c.name+"."+sim.FieldExitCode] = fmt.Sprint(c.exitCode)
-		}
-		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{
-			Name: c.name, Image: h.image, ImagePullPolicy: corev1.PullIfNotPresent,
-			Command: []string{"sh", "-c", script}, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-		})
+		suitekit.AddContainer(p, c.name, h.image, c.exitAfter, c.exitCode)
 	}
 	h.pods = append(h.pods, p)
 	return p
