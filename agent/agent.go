@@ -193,6 +193,7 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 	housekeeping := a.clk.NewTicker(a.cfg.HousekeepingPeriod)
 	defer housekeeping.Stop()
 	probes := a.probeChannels()
+	wake := gateWake(a.gate)
 	for {
 		a.loopTime.Store(a.clk.Now().UnixNano())
 		select {
@@ -210,6 +211,8 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 			a.handleProbeUpdate(u)
 		case u := <-probes.startup:
 			a.handleProbeUpdate(u)
+		case <-wake:
+			a.releaseWaiting()
 		case <-syncTicker.C():
 			a.syncDue()
 		case <-housekeeping.C():

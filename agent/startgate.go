@@ -24,9 +24,30 @@ type StartGate interface {
 	// pod workers now, in that order; the others keep waiting. A returned
 	// pod that is not among waiting is ignored. Whenever pods wait, the
 	// agent asks after each batch of new pods, on every PLEG event (a
-	// container started or stopped), after housekeeping and at every sync
-	// tick (Config.SyncPeriod).
+	// container started or stopped), after housekeeping, at every sync
+	// tick (Config.SyncPeriod) and, for a StartGateWaker, when it asks.
 	Ready(waiting []*corev1.Pod, state StartState) []*corev1.Pod
+}
+
+// StartGateWaker is a StartGate that can ask to be asked again at once,
+// so a gate that waits on something outside the agent (a device, a
+// license, a neighbour) lets its pods go when that thing happens, not at
+// the next sync tick: after a value arrives on Wake, the agent calls Ready
+// from its sync loop.
+type StartGateWaker interface {
+	StartGate
+	// Wake returns the channel the gate signals on: the same on every call
+	// (a buffered channel of one, written without blocking, is enough).
+	Wake() <-chan struct{}
+}
+
+// gateWake is the gate's Wake channel, or nil (never ready) for a gate
+// that has none.
+func gateWake(g StartGate) <-chan struct{} {
+	if w, ok := g.(StartGateWaker); ok {
+		return w.Wake()
+	}
+	return nil
 }
 
 // StartState is what the node is doing, for a StartGate.

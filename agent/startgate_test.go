@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,5 +124,39 @@ func TestFIFOStartAdmitsOldestFirstAndStartsEveryPodAtOnce(t *testing.T) {
 	}
 	if got := (FIFOStart{}).Ready(pods, StartState{Starting: pods}); len(got) != 2 {
 		t.Fatalf("Ready = %d pods, want both", len(got))
+	}
+}
+
+// deviceGate holds every pod until its device is there, and asks to be
+// asked again when it comes.
+type deviceGate struct {
+	present atomic.Bool
+	wake    chan struct{}
+}
+
+func (g *deviceGate) Order(pods []*corev1.Pod) { FIFOStart{}.Order(pods) }
+
+func (g *deviceGate) Ready(waiting []*corev1.Pod, _ StartState) []*corev1.Pod {
+	if !g.present.Load() {
+		return nil
+	}
+	return waiting
+}
+
+func (g *deviceGate) Wake() <-chan struct{} { return g.wake }
+
+func TestAStartGateWakerLetsItsPodGoWhenItAsksNotAtTheNextTick(t *testing.T) {
+	lt := newLoopTest(t, Config{})
+	gate := &deviceGate{wake: make(chan struct{}, 1)}
+	lt.agent.gate = gate
+	lt.start()
+	lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: []*corev1.Pod{staticPod("a", "a")}}
+	lt.noCall()
+	// The device comes; the clock does not move, so no sync tick or
+	// housekeeping can be what releases the pod.
+	gate.present.Store(true)
+	gate.wake <- struct{}{}
+	if call := lt.nextCall(); call.UpdateType != podworkers.SyncPodCreate || call.Pod.UID != "a" {
+		t.Fatalf("call = %s %v, want create of a", call.UpdateType, call.Pod.UID)
 	}
 }
