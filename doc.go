@@ -92,10 +92,10 @@
 //	Interface                   Default                         Module            Example
 //	pleg.Interface              *pleg.Generic (or Evented)      pleg.Module       examples/custom-pleg
 //	admission.Chain (Handler)   agent.DefaultAdmission + group  agent.Module      examples/admission-by-label
-//	agent.StartGate             agent.FIFOStart                 agent.Module      examples/priority-start
-//	agent.StatusStore           status.Manager (API server)     status.Module     fx.Decorate
+//	agent.StartGate (Waker)     agent.FIFOStart                 agent.Module      examples/priority-start
+//	agent.StatusStore           status.Manager (API server)     status.Module     examples/custom-status-store
 //	agent.PodConfig             *sources.Mux                    sources.Module    fx.Decorate
-//	sources.Source (group)      file, http, apiserver sources   sources.Module    group "sources"
+//	sources.Source (group)      file, http, apiserver sources   sources.Module    examples/custom-source
 //	podworkers.Workers          *podworkers.PodWorkers          podworkers.Module fx.Decorate
 //	podworkers.SyncHandler      *agent.Syncer                   agent.Module      fx.Decorate
 //	runtime.Runtime             *cri.Manager (sim: runtime/sim) cri.Module        fx.Decorate
@@ -112,4 +112,10 @@
 //	logs.Manager                the log rotation                logs.Module       leave it out
 //	runnable.Runnable (group)   every subsystem's Run           each module       group "runnables"
 //	server.HealthCheck (group)  the agent's checks              (root)            server.AsHealthCheck
+//
+// Each plug-in point has a conformance suite an embedder runs against their
+// own implementation: pleg/plegtest, runtime/runtimetest, agent/statustest,
+// sources/sourcetest, agent/admission/admissiontest, agent/startgatetest.
+// examples/sim-noroot runs the whole agent on the simulated runtime as an
+// ordinary user.
 package nodekit
