@@ -189,8 +189,12 @@ func TestGracefulShutdownKillsRegularPodsFirstThenCriticalOnes(t *testing.T) {
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
-	if err != nil || st.StartTime.Before(start) || st.EndTime.Before(kEnd) {
-		t.Errorf("state file %s (%v): want the start after the trigger and the end after the critical pod", b, err)
+	// The shutdown ends when the critical pod is gone or when its 4s share
+	// runs out, as the kubelet's: on a loaded machine the container may
+	// finish after that (API times have whole seconds, so 3s).
+	if err != nil || st.StartTime.Before(start) || st.EndTime.Before(kKill) ||
+		(st.EndTime.Before(kEnd) && st.EndTime.Sub(kKill) < 3*time.Second) {
+		t.Errorf("state file %s (%v): want the start after the trigger and the end after the critical pod or its share", b, err)
 	}
 }
 
