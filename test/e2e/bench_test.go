@@ -3,14 +3,12 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // BenchmarkManifestToRunning measures, on the private containerd, the time
@@ -65,40 +63,10 @@ func (h *agentHarness) pollPod(name string, timeout time.Duration, cond func(*co
 func BenchmarkRawCRITwoContainerPodStart(b *testing.B) {
 	env := loadEnv(b)
 	rs := env.runtime(b)
-	ctx := context.Background()
 	var samples []time.Duration
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("raw%d-%d", time.Now().UnixNano()%100000, i)
-		sbCfg := &runtimeapi.PodSandboxConfig{
-			Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "bench", Uid: name},
-			LogDirectory: b.TempDir(),
-			Linux:        &runtimeapi.LinuxPodSandboxConfig{CgroupParent: env.CgroupParent + "/raw" + name},
-		}
-		start := time.Now()
-		sb, err := rs.RunPodSandbox(ctx, sbCfg, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, c := range []string{"first", "second"} {
-			cfg := &runtimeapi.ContainerConfig{
-				Metadata: &runtimeapi.ContainerMetadata{Name: c},
-				Image:    &runtimeapi.ImageSpec{Image: env.Image},
-				Command:  []string{"sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"},
-				LogPath:  c + ".log",
-			}
-			id, err := rs.CreateContainer(ctx, sb, cfg, sbCfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := rs.StartContainer(ctx, id); err != nil {
-				b.Fatal(err)
-			}
-		}
-		samples = append(samples, time.Since(start))
-		b.StopTimer()
-		_ = rs.StopPodSandbox(ctx, sb)
-		_ = rs.RemovePodSandbox(ctx, sb)
-		b.StartTimer()
+		samples = append(samples, rawTwoContainerStart(b, env, rs, name))
 	}
 	b.StopTimer()
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
