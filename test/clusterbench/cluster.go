@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 )
 
@@ -87,31 +88,13 @@ func benchPod(ns, mode, node string, j int) *corev1.Pod {
 
 // createPods creates p pods on each of nodes, with a few requests in flight.
 func (c *cluster) createPods(ctx context.Context, ns, mode string, nodes []string, p int) error {
-	pods := make(chan *corev1.Pod)
-	var (
-		wg       sync.WaitGroup
-		firstErr error
-		once     sync.Once
-	)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for pod := range pods {
-				if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-					once.Do(func() { firstErr = fmt.Errorf("create pod %s: %w", pod.Name, err) })
-				}
-			}
-		}()
-	}
-	for j := range p {
-		for _, n := range nodes {
-			pods <- benchPod(ns, mode, n, j)
+	return inFlight(ctx, p*len(nodes), func(i int) error {
+		pod := benchPod(ns, mode, nodes[i%len(nodes)], i/len(nodes))
+		if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create pod %s: %w", pod.Name, err)
 		}
-	}
-	close(pods)
-	wg.Wait()
-	return firstErr
+		return nil
+	})
 }
 
 // deletePods deletes every pod of the mode in ns one by one, with a few
@@ -123,29 +106,28 @@ func (c *cluster) deletePods(ctx context.Context, ns, mode string, grace *int64)
 	if err != nil {
 		return fmt.Errorf("list the pods to delete: %w", err)
 	}
-	names := make(chan string)
+	return inFlight(ctx, len(list.Items), func(i int) error {
+		n := list.Items[i].Name
+		err := c.admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: grace})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete pod %s: %w", n, err)
+		}
+		return nil
+	})
+}
+
+// inFlight runs do for 0..n-1 with 16 calls in flight (client-go's
+// ParallelizeUntil) and returns the first error.
+func inFlight(ctx context.Context, n int, do func(i int) error) error {
 	var (
-		wg       sync.WaitGroup
 		firstErr error
 		once     sync.Once
 	)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range names {
-				err := c.admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: grace})
-				if err != nil && !apierrors.IsNotFound(err) {
-					once.Do(func() { firstErr = fmt.Errorf("delete pod %s: %w", n, err) })
-				}
-			}
-		}()
-	}
-	for _, p := range list.Items {
-		names <- p.Name
-	}
-	close(names)
-	wg.Wait()
+	workqueue.ParallelizeUntil(ctx, 16, n, func(i int) {
+		if err := do(i); err != nil {
+			once.Do(func() { firstErr = err })
+		}
+	})
 	return firstErr
 }
 
