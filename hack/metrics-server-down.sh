@@ -2,7 +2,8 @@
 # Stops the metrics-server of metrics-server-up.sh and unregisters it: the
 # APIService first (an unavailable aggregated API makes API discovery fail
 # for every client), then its Service and EndpointSlice, the node
-# address's iptables rule and the bridge. Safe to run when nothing is up.
+# address's iptables rule and the bridge metrics-server-up.sh recorded in
+# $MS_BRIDGE_FILE (no other). Safe to run when nothing is up.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -23,6 +24,10 @@ mapfile -t pids < <(private_metrics_server_pids)
 stop_pids metrics-server "${pids[@]}"
 rm -f "$MS_PID" "$MS_ENV_FILE"
 while node_redirect_rule -D 2>/dev/null; do :; done
-if ip link show "$METRICS_SERVER_BRIDGE" >/dev/null 2>&1; then
-	ip link del "$METRICS_SERVER_BRIDGE" || log "cannot remove bridge $METRICS_SERVER_BRIDGE"
+if [ -f "$MS_BRIDGE_FILE" ]; then
+	bridge=$(cat "$MS_BRIDGE_FILE")
+	if [ -n "$bridge" ] && ip link show "$bridge" >/dev/null 2>&1; then
+		ip link del "$bridge" || log "cannot remove bridge $bridge"
+	fi
+	rm -f "$MS_BRIDGE_FILE"
 fi

@@ -5,6 +5,10 @@ MS_DIR="$CP_DIR/metrics-server"
 MS_LOG="$MS_DIR/metrics-server.log"
 MS_PID="$MS_DIR/metrics-server.pid"
 MS_ENV_FILE="$MS_DIR/env"
+# MS_BRIDGE_FILE names the bridge metrics-server-up.sh made for this
+# control plane: metrics-server-down.sh removes that one only, so stopping a
+# lab that never ran metrics-server leaves another lab's bridge alone.
+MS_BRIDGE_FILE="$MS_DIR/bridge"
 
 # private_metrics_server_pids prints the pids of metrics-servers keeping
 # their certificates in $MS_DIR/certs; no other metrics-server matches.

@@ -42,6 +42,8 @@ need_root
 cp_lock
 "$here/metrics-server-down.sh"
 
+mkdir -p "$MS_DIR"
+echo "$METRICS_SERVER_BRIDGE" >"$MS_BRIDGE_FILE"
 if ! ip link show "$METRICS_SERVER_BRIDGE" >/dev/null 2>&1; then
 	ip link add "$METRICS_SERVER_BRIDGE" type bridge || die "cannot create bridge $METRICS_SERVER_BRIDGE"
 fi
