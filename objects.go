@@ -39,7 +39,10 @@ type envParams struct {
 	NodeIPs  nodeip.Source             `optional:"true"`
 	// APISource is the API pod source, nil without an API server.
 	APISource *apiserver.Source `optional:"true"`
-	Log       logr.Logger
+	// Offline is the store of checkpointed pods' objects (offlineContents),
+	// nil with the pod checkpoint off.
+	Offline env.OfflineObjects `optional:"true"`
+	Log     logr.Logger
 }
 
 // envSource is the default cri.EnvSource: the kubelet's env computation
@@ -47,7 +50,8 @@ type envParams struct {
 // secret references fail and there is no service environment), with the
 // node's addresses from the shared nodeip.Source.
 func envSource(p envParams) cri.EnvSource {
-	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events, NodeIPs: p.NodeIPs}
+	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events, NodeIPs: p.NodeIPs,
+		Offline: p.Offline, Log: p.Log}
 	if p.Services != nil && p.APISource != nil && p.Cfg.APISource.CheckpointDir != "" {
 		deps.Services = &checkpointedServices{
 			inner: p.Services, offline: p.APISource, log: p.Log.WithName("services"),

@@ -10,7 +10,6 @@ import (
 	"github.com/nodekit/nodekit/internal/objectcache"
 	"github.com/nodekit/nodekit/managers/env"
 	"github.com/nodekit/nodekit/managers/volumes"
-	"github.com/nodekit/nodekit/runtime/cri"
 	"github.com/nodekit/nodekit/sources/apiserver"
 )
 
@@ -19,10 +18,11 @@ import (
 // (RootDir/pod-checkpoint-objects), used while the API source serves its
 // checkpoint and an object cannot be fetched, so that the pods' secret,
 // configMap and projected volumes and their env can be made again after a
-// reboot with the API server away. Off with the pod checkpoint, and for a
-// Manager or EnvSource an embedder replaced with one that takes no store.
+// reboot with the API server away. The store reaches both as constructor
+// parameters (volumes.OfflineStore, env.OfflineObjects), so a replaced
+// Manager or EnvSource may take it too. None with the pod checkpoint off.
 func offlineContentsWiring() fx.Option {
-	return fx.Invoke(connectOfflineContents)
+	return fx.Provide(offlineContents)
 }
 
 type offlineContentsParams struct {
@@ -30,24 +30,26 @@ type offlineContentsParams struct {
 
 	Cfg       Config
 	APISource *apiserver.Source `optional:"true"`
-	Volumes   volumes.Manager   `optional:"true"`
-	Env       cri.EnvSource     `optional:"true"`
 	Clock     clock.Clock
 	Log       logr.Logger
 }
 
-func connectOfflineContents(p offlineContentsParams) {
+// offlineStores is the one store under both names; both are nil without
+// an API source or with the pod checkpoint off.
+type offlineStores struct {
+	fx.Out
+
+	Volumes volumes.OfflineStore
+	Env     env.OfflineObjects
+}
+
+func offlineContents(p offlineContentsParams) offlineStores {
 	if p.APISource == nil || p.Cfg.APISource.CheckpointDir == "" {
-		return
+		return offlineStores{}
 	}
 	store := objectcache.New(objectcache.Config{
 		Dir:           filepath.Join(p.Cfg.RootDir, "pod-checkpoint-objects"),
 		CheckpointDir: p.Cfg.APISource.CheckpointDir,
 	}, p.APISource, p.Clock, p.Log)
-	if v, ok := p.Volumes.(interface{ SetOfflineStore(volumes.OfflineStore) }); ok {
-		v.SetOfflineStore(store)
-	}
-	if b, ok := p.Env.(*env.Builder); ok {
-		b.SetOffline(store, p.Log)
-	}
+	return offlineStores{Volumes: store, Env: store}
 }

@@ -18,8 +18,8 @@
 //
 // # Offline
 //
-// With SetOffline (nodekit sets it unless the pod checkpoint is off), the
-// ConfigMaps and Secrets a checkpointed pod's env references are kept in
+// With Deps.Offline or SetOffline (nodekit provides the store unless the
+// pod checkpoint is off), the ConfigMaps and Secrets a checkpointed pod's env references are kept in
 // the same on-disk store as its volumes' (internal/objectcache), and used
 // only while the agent runs offline and the API server does not answer:
 // after a reboot with the API server away the container starts with the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -66,6 +67,10 @@ type Deps struct {
 	// NodeIPs gives the node's addresses, the same the node status and the
 	// pod status report.
 	NodeIPs nodeip.Source
+	// Offline, when set, keeps and serves the copies of checkpointed pods'
+	// ConfigMaps and Secrets (see SetOffline); Log gets its lines.
+	Offline OfflineObjects
+	Log     logr.Logger
 }
 
 // Builder computes container environments as the kubelet's
@@ -81,7 +86,15 @@ type Builder struct {
 
 // New returns a Builder. It does no I/O.
 func New(deps Deps, cfg Config) *Builder {
-	return &Builder{deps: deps, cfg: cfg}
+	b := &Builder{deps: deps, cfg: cfg}
+	if deps.Offline != nil {
+		log := deps.Log
+		if log.GetSink() == nil {
+			log = logr.Discard()
+		}
+		b.SetOffline(deps.Offline, log)
+	}
+	return b
 }
 
 // ContainerEnv returns the environment of container c of pod, whose

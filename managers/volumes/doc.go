@@ -77,8 +77,9 @@
 //
 // # Offline
 //
-// With an OfflineStore (SetOfflineStore; nodekit sets one unless the pod
-// checkpoint is off), every ConfigMap, Secret and token a checkpointed
+// With an OfflineStore (the Module's optional parameter, or
+// SetOfflineStore; nodekit provides one unless the pod checkpoint is off),
+// every ConfigMap, Secret and token a checkpointed
 // pod's configMap, secret or projected volume is made of is also kept on
 // disk (internal/objectcache: 0600 files in a 0700 directory under the
 // root dir). Those copies are used only while the store reports Offline

@@ -11,7 +11,8 @@ import (
 // ObjectGetter, a TokenGetter,
 // NodeResources and a prometheus.Registerer when they are provided (nodekit binds managers/objects and
 // the node's machine info to them), and needs an EventRecorder, a
-// clock.WithTicker, a logr.Logger and a Config. It registers no lifecycle
+// clock.WithTicker, a logr.Logger and a Config, and an OfflineStore when one
+// is provided. It registers no lifecycle
 // hooks: the agent runs the Manager it is given.
 var Module = fx.Module("volumes",
 	fx.Provide(fx.Annotate(newFromParams, fx.As(new(Manager)))),
@@ -26,10 +27,17 @@ type params struct {
 	Events   EventRecorder
 	Clock    clock.WithTicker
 	Registry prometheus.Registerer `optional:"true"`
-	Log      logr.Logger
-	Cfg      Config
+	// Offline is the store of checkpointed pods' objects and tokens
+	// (nodekit provides one unless the pod checkpoint is off).
+	Offline OfflineStore `optional:"true"`
+	Log     logr.Logger
+	Cfg     Config
 }
 
 func newFromParams(p params) *VolumeManager {
-	return New(p.Objects, p.Tokens, p.Node, p.Events, p.Clock, p.Registry, p.Log, p.Cfg)
+	m := New(p.Objects, p.Tokens, p.Node, p.Events, p.Clock, p.Registry, p.Log, p.Cfg)
+	if p.Offline != nil {
+		m.SetOfflineStore(p.Offline)
+	}
+	return m
 }
