@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"os"
 	"testing"
 
 	"github.com/nodekit/nodekit/pleg"
@@ -12,21 +11,11 @@ import (
 
 // Both PLEGs pass the conformance suite on the private containerd: events
 // come from its CRI GetContainerEvents stream, exits from real processes.
+// (The evented run was gated for a while on an intermittent "went back in
+// time" of the newer-statuses case; that was plegtest judging a woken
+// GetNewerThan against polls made after the call, fixed in plegtest.)
 
 func TestEventedPLEGConformanceOnContainerd(t *testing.T) {
-	// The intermittent "cache: object ... went back in time" of the
-	// newer-statuses case is a race in plegtest, not in the PLEG: its
-	// getNewerThan checks the status a woken GetNewerThan returned after
-	// its polls of the cache, so when the PLEG wakes the call (a relist's
-	// UpdateTime, the container still running) and a few milliseconds
-	// later stores the container's exit, the poll sees the exit first and
-	// the older status read next is taken for a regression (reproduced on
-	// a loaded machine, once in 15 runs). It runs only with
-	// NODEKIT_E2E_EVENTED_CONFORMANCE=1 until plegtest checks that status
-	// against what it had seen before the call.
-	if os.Getenv("NODEKIT_E2E_EVENTED_CONFORMANCE") != "1" {
-		t.Skip("plegtest's getNewerThan races its own polls ('went back in time'); set NODEKIT_E2E_EVENTED_CONFORMANCE=1 to run it")
-	}
 	env := loadEnv(t)
 	var built []*pleg.Evented
 	plegtest.SuiteOn(t, plegtest.CRIBackend(env.Endpoint, env.Image, env.CgroupParent), func(e plegtest.Env) pleg.Interface {
