@@ -2,14 +2,18 @@ package abtest_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit/nodekit/abtest"
 	"github.com/nodekit/nodekit/agent/admission"
+	"github.com/nodekit/nodekit/managers/eviction"
+	"github.com/nodekit/nodekit/runnable"
 )
 
 // refuseAll is an embedder's own admission variant: a handler, after the
@@ -114,7 +118,7 @@ func TestMainRunsAnEmbeddersVariant(t *testing.T) {
 	report := stdout.String()
 	for _, want := range []string{
 		"| admission=default | 3 |",    // three pods started
-		"| admission=refuse-all | 0 |", // none started
+		"| admission=refuse-all | 0 | n/a |", // none started
 		"| pods refused | n/a (0 to 3) |",
 		"| pod start p50 | n/a |", // no pod of B started
 		"Ratios, admission=refuse-all / admission=default",
@@ -132,5 +136,62 @@ func TestMainRunsAnEmbeddersVariant(t *testing.T) {
 	}
 	if strings.Join(refused, " ") != "0 3" {
 		t.Errorf("refused columns %q, want 0 then 3:\n%s", refused, report)
+	}
+}
+
+// evictOne is an embedder's eviction policy that ignores the kubelet's
+// rule that static pods are critical (the workload's pods are static, so
+// the default eviction manager never evicts them): once a pod runs, it
+// evicts the oldest through the agent's real eviction path, the
+// eviction.PodKiller the eviction manager uses.
+func evictOne(abtest.Workload) []fx.Option {
+	return []fx.Option{fx.Provide(runnable.As(func(pods eviction.PodLister, killer eviction.PodKiller) runnable.Runnable {
+		return runnable.Runnable{Name: "evict one", Run: func(ctx context.Context) error {
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-tick.C:
+				}
+				if active := pods.ActivePods(); len(active) > 0 {
+					err := killer.KillPod(ctx, active[0], 0, func(st *corev1.PodStatus) {
+						st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, "evicted by the evict=one variant"
+					})
+					if err != nil && ctx.Err() == nil {
+						return err
+					}
+					<-ctx.Done()
+					return nil
+				}
+			}
+		}}
+	}))}
+}
+
+// An embedder's eviction variant shows in the evicted column, where the
+// defaults evict nothing.
+func TestRunCountsThePodsAVariantEvicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two agents for two seconds each")
+	}
+	h := abtest.New()
+	if err := h.Register("evict", "one", evictOne); err != nil {
+		t.Fatal(err)
+	}
+	w := abtest.DefaultWorkload()
+	w.Pods, w.Duration, w.ExitAfter, w.DenyEvery, w.RootDir = 3, 2*time.Second, time.Minute, 0, t.TempDir()
+	rep, err := h.Run(context.Background(), w, []string{"pleg=generic", "pleg=generic,evict=one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, evicting := rep.Results[0], rep.Results[1]
+	if def.Evicted != 0 || evicting.Evicted != 1 || evicting.Refused != 0 {
+		t.Fatalf("evicted %d and %d (%d refused), want 0 under the defaults and 1 under evict=one:\n%s",
+			def.Evicted, evicting.Evicted, evicting.Refused, rep)
+	}
+	if !strings.Contains(rep.String(), "| pods evicted | n/a (0 to 1) |") {
+		t.Errorf("no evicted ratio:\n%s", rep)
 	}
 }

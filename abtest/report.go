@@ -32,9 +32,8 @@ func (rep Report) String() string {
 		if r.Missed >= 0 {
 			missed = fmt.Sprintf("%.0f", r.Missed)
 		}
-		var worst = Percentile(r.Stages.Wake, 1)
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %.2f | %.0f | %.0f (%.0f) | %s |\n", r.Variant, len(r.Stages.Wake),
-			ms(Percentile(r.Stages.Wake, 0.5)), ms(Percentile(r.Stages.Wake, 0.99)), ms(worst), r.CPU.Seconds(),
+			quantile(r.Stages.Wake, 0.5), quantile(r.Stages.Wake, 0.99), quantile(r.Stages.Wake, 1), r.CPU.Seconds(),
 			r.PLEGCalls, r.CRICalls, r.ReadCalls, missed)
 	}
 	b.WriteString("\nWhere the time goes, p50 / p99 (the runtime records an exit when it has handled it; neither PLEG can see it before):\n\n")
@@ -58,6 +57,7 @@ func (rep Report) String() string {
 		fmt.Fprintf(&b, "\n%s: %.0f events received, %.0f inspections (GetPodStatus), relists: %s.\n",
 			r.Variant, r.Events, r.Inspections, strings.Join(reasons, ", "))
 	}
+	b.WriteString("\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "%s: every pod ran (or was refused or evicted) %.1fs after start.\n", r.Variant, r.StartTime.Seconds())
 	}
@@ -67,12 +67,21 @@ func (rep Report) String() string {
 	return b.String()
 }
 
+// quantile formats the q-quantile of sorted samples, n/a when there are
+// none.
+func quantile(sorted []time.Duration, q float64) string {
+	if len(sorted) == 0 {
+		return "n/a"
+	}
+	return ms(Percentile(sorted, q))
+}
+
 // p5099 formats the median and the 99th percentile of sorted samples.
 func p5099(sorted []time.Duration) string {
 	if len(sorted) == 0 {
 		return "n/a"
 	}
-	return ms(Percentile(sorted, 0.5)) + " / " + ms(Percentile(sorted, 0.99))
+	return quantile(sorted, 0.5) + " / " + quantile(sorted, 0.99)
 }
 
 // startTable is the pod start and admission table.
@@ -82,7 +91,7 @@ func startTable(results []Result) string {
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d | %d | %.0f MiB |\n", r.Variant, len(r.Starts),
-			ms(Percentile(r.Starts, 0.5)), ms(Percentile(r.Starts, 0.99)), ms(Percentile(r.HighStarts, 0.5)),
+			quantile(r.Starts, 0.5), quantile(r.Starts, 0.99), quantile(r.HighStarts, 0.5),
 			r.Refused, r.Evicted, float64(r.RSS)/(1<<20))
 	}
 	return b.String()
