@@ -117,7 +117,7 @@ func TestMainRunsAnEmbeddersVariant(t *testing.T) {
 	}
 	report := stdout.String()
 	for _, want := range []string{
-		"| admission=default | 3 |",    // three pods started
+		"| admission=default | 3 |",          // three pods started
 		"| admission=refuse-all | 0 | n/a |", // none started
 		"| pods refused | n/a (0 to 3) |",
 		"| pod start p50 | n/a |", // no pod of B started
