@@ -142,7 +142,7 @@ func TestMainRunsAnEmbeddersVariant(t *testing.T) {
 // evictOne is an embedder's eviction policy that ignores the kubelet's
 // rule that static pods are critical (the workload's pods are static, so
 // the default eviction manager never evicts them): once a pod runs, it
-// evicts the oldest through the agent's real eviction path, the
+// evicts it through the agent's real eviction path, the
 // eviction.PodKiller the eviction manager uses.
 func evictOne(abtest.Workload) []fx.Option {
 	return []fx.Option{fx.Provide(runnable.As(func(pods eviction.PodLister, killer eviction.PodKiller) runnable.Runnable {
@@ -155,8 +155,14 @@ func evictOne(abtest.Workload) []fx.Option {
 					return nil
 				case <-tick.C:
 				}
-				if active := pods.ActivePods(); len(active) > 0 {
-					err := killer.KillPod(ctx, active[0], 0, func(st *corev1.PodStatus) {
+				// A running pod: one evicted while it waits to start can be
+				// started afterwards and end Running (seen about one run in
+				// three; an agent issue, reported, not this test's subject).
+				for _, p := range pods.ActivePods() {
+					if p.Status.Phase != corev1.PodRunning {
+						continue
+					}
+					err := killer.KillPod(ctx, p, 0, func(st *corev1.PodStatus) {
 						st.Phase, st.Reason, st.Message = corev1.PodFailed, eviction.Reason, "evicted by the evict=one variant"
 					})
 					if err != nil && ctx.Err() == nil {
