@@ -73,8 +73,11 @@
 //   - server: the node's HTTP API: /pods, /healthz, /metrics, and the
 //     kubelet API on the secure port.
 //   - runnable: the one value group of Run(ctx) work the application runs.
-//   - cmd/nodekit: the ready-made agent binary; cmd/plegab compares two
-//     PLEG variants on the simulated runtime.
+//   - abtest: the A/B harness: one workload under two sets of fx options
+//     (built-in pleg=, start=, admission= swaps, or an embedder's own
+//     through Harness.Register), a table of ratios; cmd/plegab is its
+//     command line (docs/ab.md).
+//   - cmd/nodekit: the ready-made agent binary.
 //
 // # Composition
 //

@@ -1,4 +1,4 @@
-package main
+package abtest
 
 import (
 	"context"
@@ -32,11 +32,11 @@ type wakeRecorder struct {
 	from, to time.Time
 	times    map[string]*exitTimes
 	woken    map[string]bool
-	st       stages
+	st       Stages
 }
 
-// stages are the samples, per exit, of each stage of its detection.
-type stages struct {
+// Stages are the samples, per exit, of each stage of its detection.
+type Stages struct {
 	// Wake is from the exit (FinishedAt) to the worker woken with it.
 	Wake []time.Duration
 	// Runtime is from the exit to the runtime recording it.
@@ -146,10 +146,10 @@ func (r *wakeRecorder) observe(s *noderuntime.PodStatus, now time.Time) {
 }
 
 // stages returns the samples of each stage, shortest first.
-func (r *wakeRecorder) stages() stages {
+func (r *wakeRecorder) stages() Stages {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return stages{Wake: sorted(r.st.Wake), Runtime: sorted(r.st.Runtime), Recorded: sorted(r.st.Recorded),
+	return Stages{Wake: sorted(r.st.Wake), Runtime: sorted(r.st.Runtime), Recorded: sorted(r.st.Recorded),
 		Emit: sorted(r.st.Emit), Handoff: sorted(r.st.Handoff)}
 }
 

@@ -1,4 +1,4 @@
-package main
+package abtest
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodekit/nodekit"
 	"github.com/nodekit/nodekit/agent"
+	"github.com/nodekit/nodekit/managers/eviction"
 	"github.com/nodekit/nodekit/pleg"
 	noderuntime "github.com/nodekit/nodekit/runtime"
 	"github.com/nodekit/nodekit/runtime/sim"
@@ -32,14 +33,18 @@ var runs atomic.Int64
 type Result struct {
 	// Variant names the variant.
 	Variant string
-	// Kind is the variant's PLEG.
+	// Kind is the PLEG the run built.
 	Kind pleg.Kind
 	// Starts are how long after the agent started each pod's first
 	// container started, shortest first; HighStarts those of the
 	// high-priority pods.
 	Starts, HighStarts []time.Duration
-	// Refused counts the pods admission refused.
+	// Refused counts the pods admission refused (Failed, with the message
+	// "Pod was rejected: ..."), by the end of the window.
 	Refused int
+	// Evicted counts the pods the eviction manager evicted (Failed with
+	// reason eviction.Reason, "Evicted"), by the end of the window.
+	Evicted int
 	// RSS is the process's resident set size at the end of the window.
 	RSS int64
 	// StartTime is how long every pod took to run.
@@ -49,7 +54,7 @@ type Result struct {
 	// Stages are the detection latencies, shortest first; Stages.Wake is
 	// from a container's exit (its FinishedAt) to its pod worker being woken
 	// with a status that shows it.
-	Stages stages
+	Stages Stages
 	// CPU is the process's CPU time during the window.
 	CPU time.Duration
 	// CRICalls and ReadCalls are the agent's CRI calls per minute during
@@ -64,12 +69,11 @@ type Result struct {
 	Relists map[string]float64
 }
 
-// Run runs the workload under one variant: it starts an agent, waits until
-// every pod runs (or was refused), measures for the workload's duration,
-// then stops the agent and removes its pods.
-func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, error) {
-	kind := v.PLEG
-	node := fmt.Sprintf("plegab-%d-%d", os.Getpid(), runs.Add(1))
+// runVariant runs the workload under one variant: it starts an agent,
+// waits until every pod runs (or was refused or evicted), measures for the
+// workload's duration, then stops the agent and removes its pods.
+func runVariant(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, error) {
+	node := fmt.Sprintf("abtest-%d-%d", os.Getpid(), runs.Add(1))
 	dir := filepath.Join(w.RootDir, node)
 	manifests := filepath.Join(dir, "manifests")
 	if err := w.writeManifests(manifests); err != nil {
@@ -80,7 +84,6 @@ func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, e
 	cfg.Runtime, cfg.RuntimeEndpoint = runtimeName(w), w.Endpoint
 	cfg.CRI.CgroupParent, cfg.CRI.InitialBackOff = w.CgroupParent, w.BackOff
 	cfg.Server.Port = 0
-	cfg.PLEG.Kind = kind
 	cfg.Agent.ContainerGCPeriod = w.GCPeriod
 	if w.SandboxLatency > 0 {
 		cfg.Sim.Latency = map[string]sim.Latency{"RunPodSandbox": {Fixed: w.SandboxLatency}}
@@ -101,6 +104,7 @@ func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, e
 		return Result{}, fmt.Errorf("start agent: %w", err)
 	}
 	defer cleanup(app, rt)
+	kind := counted.kind
 	r := Result{Variant: v.Name, Kind: kind, Window: w.Duration, Missed: -1}
 	if err := waitRunning(ctx, a, w.Pods, w.StartTimeout, begin, &r); err != nil {
 		return r, err
@@ -124,6 +128,8 @@ func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, e
 	cpu1, m1, p1 := cpuTime(), snapshot(gatherer), counted.calls.Load()
 	minutes := w.Duration.Minutes()
 	r.Stages = rec.stages()
+	c := countPods(a.GetPods())
+	r.Refused, r.Evicted = c.refused, c.evicted
 	r.RSS = rss()
 	r.CPU = cpu1 - cpu0
 	r.CRICalls, r.ReadCalls = (m1.criCalls-m0.criCalls)/minutes, (m1.readCalls-m0.readCalls)/minutes
@@ -138,36 +144,32 @@ func Run(ctx context.Context, w Workload, v Variant, log logr.Logger) (Result, e
 	return r, nil
 }
 
-// waitRunning waits until each of n pods runs or was refused, and records
-// in r when each pod was first seen Running (polling every 20ms, from
-// begin: CRI start times have a second's resolution) and how many were
-// refused.
+// waitRunning waits until each of n pods runs or was refused or evicted,
+// and records in r when each pod was first seen Running (polling every
+// 20ms, from begin: CRI start times have a second's resolution).
 func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Duration, begin time.Time, r *Result) error {
 	deadline := time.Now().Add(timeout)
 	seen := map[types.UID]bool{}
 	for {
-		refused := 0
 		now := time.Since(begin)
-		for _, p := range a.GetPods() {
-			switch {
-			case p.Status.Phase == corev1.PodFailed && strings.HasPrefix(p.Status.Message, "Pod was rejected: "):
-				refused++
-			case p.Status.Phase == corev1.PodRunning && !seen[p.UID]:
+		pods := a.GetPods()
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning && !seen[p.UID] {
 				seen[p.UID] = true
 				r.Starts = append(r.Starts, now)
-				if priorityOf(p) >= highPriority {
+				if Priority(p) >= HighPriority {
 					r.HighStarts = append(r.HighStarts, now)
 				}
 			}
 		}
-		if len(seen)+refused >= n {
+		c := countPods(pods)
+		if len(seen)+c.refused+c.evicted >= n {
 			slices.Sort(r.Starts)
 			slices.Sort(r.HighStarts)
-			r.Refused = refused
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods run (%d refused) after %v", len(seen), n, refused, timeout)
+			return fmt.Errorf("%d of %d pods run (%d refused, %d evicted) after %v", len(seen), n, c.refused, c.evicted, timeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -175,6 +177,26 @@ func waitRunning(ctx context.Context, a *agent.Agent, n int, timeout time.Durati
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// podCounts are the pods that ended Failed, by cause.
+type podCounts struct{ refused, evicted int }
+
+// countPods counts the pods admission refused (the agent's "Pod was
+// rejected: " message) and those the eviction manager evicted (reason
+// eviction.Reason).
+func countPods(pods []*corev1.Pod) podCounts {
+	var c podCounts
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase != corev1.PodFailed:
+		case strings.HasPrefix(p.Status.Message, "Pod was rejected: "):
+			c.refused++
+		case p.Status.Reason == eviction.Reason:
+			c.evicted++
+		}
+	}
+	return c
 }
 
 // cleanup stops the agent and removes every pod it created.
@@ -195,6 +217,6 @@ func cleanup(app *fx.App, rt noderuntime.Runtime) {
 		errs = append(errs, gc.GarbageCollect(ctx, func(types.UID) bool { return true }))
 	}
 	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintln(os.Stderr, "plegab: cleanup:", err)
+		fmt.Fprintln(os.Stderr, "abtest: cleanup:", err)
 	}
 }

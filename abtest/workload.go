@@ -1,4 +1,4 @@
-package main
+package abtest
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 // Workload is the scripted workload and where it runs.
 type Workload struct {
-	// Runtime is "sim" or "cri".
+	// Runtime is "sim" (the simulated in-process runtime) or "cri".
 	Runtime string
 	// Endpoint is the CRI endpoint when Runtime is "cri".
 	Endpoint string
@@ -45,15 +45,17 @@ type Workload struct {
 	// HighEvery gives every HighEvery'th pod (from the first) priority
 	// 1000, the others 0; 0 gives none a priority.
 	HighEvery int
-	// DenyEvery labels every DenyEvery'th pod (from the second) ab-deny,
-	// which the admission=deny variant refuses; 0 labels none.
+	// DenyEvery labels every DenyEvery'th pod (from the second)
+	// DenyLabel, which the admission=deny variant refuses; 0 labels none.
 	DenyEvery int
 	// MaxStarting is the start=priority gate's limit of pods starting at
 	// once; 0 is no limit.
 	MaxStarting int
 }
 
-func defaultWorkload() Workload {
+// DefaultWorkload is the workload cmd/plegab runs without flags: 100 pods
+// on the simulated runtime for 2 minutes, containers exiting after 20-30s.
+func DefaultWorkload() Workload {
 	return Workload{
 		Runtime: nodekit.RuntimeSim, Image: "localhost/nodekit/busybox:1", Pods: 100, Duration: 2 * time.Minute,
 		ExitAfter: 20 * time.Second, ExitSpread: 10 * time.Second, BackOff: 10 * time.Second, StartTimeout: 5 * time.Minute,
@@ -85,8 +87,8 @@ func (w Workload) Validate() error {
 	return errors.Join(errs...)
 }
 
-// highPriority is the priority of the workload's high-priority pods.
-const highPriority = 1000
+// HighPriority is the priority of the workload's high-priority pods.
+const HighPriority = 1000
 
 // exitAfter is how long pod i's container runs.
 func (w Workload) exitAfter(i int) time.Duration {
@@ -102,10 +104,10 @@ func (w Workload) writeManifests(dir string) error {
 		d := w.exitAfter(i)
 		prio, labels := 0, "{}"
 		if w.HighEvery > 0 && i%w.HighEvery == 0 {
-			prio = highPriority
+			prio = HighPriority
 		}
 		if w.DenyEvery > 0 && i%w.DenyEvery == 1%w.DenyEvery {
-			labels = "{" + denyLabel + ": \"yes\"}"
+			labels = "{" + DenyLabel + ": \"yes\"}"
 		}
 		manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod

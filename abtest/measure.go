@@ -1,4 +1,4 @@
-package main
+package abtest
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// percentile returns the q-quantile (nearest rank) of sorted samples.
-func percentile(sorted []time.Duration, q float64) time.Duration {
+// Percentile returns the q-quantile (nearest rank) of sorted samples.
+func Percentile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -108,6 +108,8 @@ type countingRuntime struct {
 	rec   *wakeRecorder
 	// events is the runtime's event stream, for the recorder.
 	events pleg.EventSource
+	// kind is the PLEG swap built.
+	kind pleg.Kind
 }
 
 func (c *countingRuntime) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, error) {
@@ -139,7 +141,7 @@ func (c *countingRuntime) PodStatusFromEvent(ev *runtimeapi.ContainerEventRespon
 // built is never run).
 func (c *countingRuntime) swap(_ pleg.Interface, rt noderuntime.Runtime, rs criapi.RuntimeService, cache *pleg.Cache,
 	clk clock.WithTicker, reg prometheus.Registerer, log logr.Logger, cfg pleg.Config) (pleg.Interface, error) {
-	c.Runtime, c.events = rt, rs
+	c.Runtime, c.events, c.kind = rt, rs, cfg.Kind
 	p, err := pleg.New(rs, c, cache, clk, reg, log, cfg)
 	if err != nil {
 		return nil, err
