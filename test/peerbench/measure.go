@@ -30,6 +30,9 @@ type measurement struct {
 	relistMax float64
 	unhealthy int     // log lines saying the PLEG is not healthy
 	startup   startup // per-pod start-up
+	// resident is the binary's resident pages at the window's end, by
+	// section and module (nil when they could not be read).
+	resident *residentPages
 }
 
 func (m measurement) String() string {
@@ -68,6 +71,11 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	manifests := filepath.Join(dir, "manifests")
 	if err := writeManifests(manifests, n, o.image); err != nil {
 		return m, err
+	}
+	// Read before the agent starts, so the parse does not compete with it.
+	info, infoErr := readBinary(a.binary)
+	if infoErr != nil {
+		logf("%s: no resident pages by module: %v", a.name, infoErr)
 	}
 	cmd, urls, err := a.command(dir, manifests, n)
 	if err != nil {
@@ -134,6 +142,18 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	m.steadyCPU, m.steady = end-m.startCPU, time.Since(windowStart)
 	if m.mem, err = memoryOf(p.pid()); err != nil {
 		return m, err
+	}
+	if info != nil {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.pid()))
+		if err == nil {
+			var r residentPages
+			if r, err = residentOf(p.pid(), exe, info); err == nil {
+				m.resident = &r
+			}
+		}
+		if err != nil {
+			logf("%s: no resident pages by module: %v", a.name, err)
+		}
 	}
 	if o.dropBinaryCache {
 		// Every page of the binary in the page cache now was read for

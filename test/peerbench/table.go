@@ -64,6 +64,14 @@ func printTable(w io.Writer, o options, rows []row) {
 	if o.scrapeEvery > 0 {
 		printScrapes(w, rows)
 	}
+	for _, r := range rows {
+		for i, runs := range r.runs {
+			if len(runs) > 0 && runs[0].resident != nil {
+				fmt.Fprintf(w, "\n%s, %d pods (first round), ", names[i], r.pods)
+				runs[0].resident.write(w, 15)
+			}
+		}
+	}
 	fmt.Fprintln(w, "\nPLEG and per-pod start-up (start-up: a pod's arrival, the agent's config.seen stamp, to its container seen running over CRI; "+
 		"in the runtime: the sandbox's creation to the container's start as containerd records them; the rest: the difference, per pod)")
 	fmt.Fprintln(w, "\n| pods | agent | mean relist, steady (ms) | mean relist, whole run (ms) | longest relist at most (s) | PLEG-unhealthy log lines | start-up p50 (s) | start-up p99 (s) | in the runtime p50 (s) | in the runtime p99 (s) | the rest p50 (s) | the rest p99 (s) |")
