@@ -58,7 +58,10 @@ bin_dir=$NODEKIT_TEST_DIR/bin
 build_agents() {
 	bash "$here/conformance/build.sh" bins
 	mkdir -p "$bin_dir"
-	(cd "$repo_root" && go build -o "$bin_dir/nodekit" ./cmd/nodekit && go build -o "$bin_dir/peerbench" ./test/peerbench)
+	# nodekit is built as the kubelet is (hack/conformance/build.sh):
+	# static, without cgo (else it maps libc and ld.so, which the kubelet
+	# does not), with -trimpath.
+	(cd "$repo_root" && CGO_ENABLED=0 go build -trimpath -o "$bin_dir/nodekit" ./cmd/nodekit && go build -o "$bin_dir/peerbench" ./test/peerbench)
 }
 phase "agents (nodekit from this checkout, the kubelet v$KUBE_VERSION: cached after the first build)" build_agents
 touched_dir=$NODEKIT_TEST_DIR/touched touched_loop=
@@ -90,13 +93,14 @@ touched_binaries() {
 	mount -o ro "$touched_loop" "$touched_dir"
 	kubelet_bin=$touched_dir/kubelet nodekit_bin=$touched_dir/nodekit drop=(--drop-binary-cache)
 }
+phase "private containerd for the benchmark ($NODEKIT_TEST_DIR)" bash "$here/containerd-up.sh"
+# After containerd-up.sh, which cleans $NODEKIT_TEST_DIR.
 if [ -n "$touched" ]; then
 	# Called directly, not through phase, so that set -e stops at a
 	# failing step.
 	log "binaries on $touched_dir (a loop device without readahead)"
 	touched_binaries
 fi
-phase "private containerd for the benchmark ($NODEKIT_TEST_DIR)" bash "$here/containerd-up.sh"
 # shellcheck source=conformance/agent.sh
 . "$here/conformance/agent.sh"
 cgroup_root_create

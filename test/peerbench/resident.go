@@ -24,6 +24,10 @@ type residentPages struct {
 	// text are the bytes of the functions on resident .text pages, by
 	// module; linked are all its functions' bytes, by module.
 	text, linked map[string]uint64
+	// rodata and rodataLinked are the same for the symbols of .rodata
+	// (type descriptors by their type's module), when the binary has a
+	// symbol table (the kubelet's is stripped).
+	rodata, rodataLinked map[string]uint64
 }
 
 // binaryInfo is what residentOf needs of a binary: its sections and its
@@ -32,6 +36,7 @@ type residentPages struct {
 type binaryInfo struct {
 	sections []*elf.Section
 	funcs    []fn // by entry
+	rodata   []fn // the .rodata symbols, by address (none when stripped)
 }
 
 type fn struct {
@@ -78,6 +83,15 @@ func readBinary(path string) (*binaryInfo, error) {
 		info.funcs = append(info.funcs, fn{entry: g.Entry, end: g.End, module: moduleOf(g.Name, modules, bi.Main.Path)})
 	}
 	slices.SortFunc(info.funcs, func(a, b fn) int { return cmpU64(a.entry, b.entry) })
+	if ro := f.Section(".rodata"); ro != nil {
+		syms, _ := f.Symbols() // a stripped binary has none
+		for _, sym := range syms {
+			if sym.Size > 0 && sym.Value >= ro.Addr && sym.Value < ro.Addr+ro.Size {
+				info.rodata = append(info.rodata, fn{entry: sym.Value, end: sym.Value + sym.Size, module: rodataModuleOf(sym.Name, modules, bi.Main.Path)})
+			}
+		}
+		slices.SortFunc(info.rodata, func(a, b fn) int { return cmpU64(a.entry, b.entry) })
+	}
 	return info, nil
 }
 
@@ -109,15 +123,32 @@ func moduleOf(name string, modules []string, main string) string {
 	return "std"
 }
 
+// rodataModuleOf is the module of a .rodata symbol: a type descriptor's
+// (type:*k8s.io/api/core/v1.Pod) is its type's module; the linker's
+// merged strings and tables are "strings and tables".
+func rodataModuleOf(name string, modules []string, main string) string {
+	if t, ok := strings.CutPrefix(name, "type:"); ok && !strings.HasPrefix(t, ".") {
+		return moduleOf(strings.TrimLeft(t, "*[]"), modules, main)
+	}
+	if strings.HasPrefix(name, "go:") || strings.HasPrefix(name, "type:") || strings.HasPrefix(name, "runtime.") {
+		return "strings and tables"
+	}
+	return moduleOf(name, modules, main)
+}
+
 // residentOf reads which pages of binary's file pid has resident, from
 // /proc/PID/maps and /proc/PID/pagemap.
 func residentOf(pid int, path string, info *binaryInfo) (residentPages, error) {
-	r := residentPages{sections: map[string]uint64{}, section: map[string]uint64{}, text: map[string]uint64{}, linked: map[string]uint64{}}
+	r := residentPages{sections: map[string]uint64{}, section: map[string]uint64{}, text: map[string]uint64{}, linked: map[string]uint64{},
+		rodata: map[string]uint64{}, rodataLinked: map[string]uint64{}}
 	for _, s := range info.sections {
 		r.section[s.Name] = s.Size
 	}
 	for _, f := range info.funcs {
 		r.linked[f.module] += f.end - f.entry
+	}
+	for _, f := range info.rodata {
+		r.rodataLinked[f.module] += f.end - f.entry
 	}
 	maps, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
@@ -168,18 +199,26 @@ func (r *residentPages) add(info *binaryInfo, off, page uint64) {
 		}
 		lo, hi := max(off, s.Offset), min(off+page, s.Offset+s.Size)
 		r.sections[s.Name] += hi - lo
-		if s.Name != ".text" {
-			continue
-		}
 		vlo, vhi := s.Addr+(lo-s.Offset), s.Addr+(hi-s.Offset)
-		i, _ := slices.BinarySearchFunc(info.funcs, vlo, func(f fn, a uint64) int { return cmpU64(f.entry, a) })
-		if i > 0 {
-			i--
+		switch s.Name {
+		case ".text":
+			attribute(info.funcs, vlo, vhi, r.text)
+		case ".rodata":
+			attribute(info.rodata, vlo, vhi, r.rodata)
 		}
-		for ; i < len(info.funcs) && info.funcs[i].entry < vhi; i++ {
-			if b, e := max(info.funcs[i].entry, vlo), min(info.funcs[i].end, vhi); e > b {
-				r.text[info.funcs[i].module] += e - b
-			}
+	}
+}
+
+// attribute adds to by, per module, the bytes of syms (sorted, not
+// overlapping) within [lo, hi).
+func attribute(syms []fn, lo, hi uint64, by map[string]uint64) {
+	i, _ := slices.BinarySearchFunc(syms, lo, func(f fn, a uint64) int { return cmpU64(f.entry, a) })
+	if i > 0 {
+		i--
+	}
+	for ; i < len(syms) && syms[i].entry < hi; i++ {
+		if b, e := max(syms[i].entry, lo), min(syms[i].end, hi); e > b {
+			by[syms[i].module] += e - b
 		}
 	}
 }
@@ -199,21 +238,30 @@ func (r residentPages) write(w io.Writer, top int) {
 		parts = append(parts, fmt.Sprintf("%s %.1f of %.1f", n, mib(r.sections[n]), mib(r.section[n])))
 	}
 	fmt.Fprintf(w, "resident pages of the binary: %.1f MiB (%s MiB)\n\n", mib(total), strings.Join(parts, ", "))
+	writeModules(w, ".text", r.text, r.linked, top)
+	if len(r.rodataLinked) > 0 {
+		fmt.Fprintln(w)
+		writeModules(w, ".rodata", r.rodata, r.rodataLinked, top)
+	}
+}
+
+// writeModules prints the top modules by resident bytes of one section.
+func writeModules(w io.Writer, section string, resident, linked map[string]uint64, top int) {
 	var mods []string
-	for m := range r.linked {
+	for m := range linked {
 		mods = append(mods, m)
 	}
-	slices.SortFunc(mods, func(a, b string) int { return cmpU64(r.text[b], r.text[a]) })
-	fmt.Fprintln(w, "| module | resident .text (MiB) | linked .text (MiB) |")
+	slices.SortFunc(mods, func(a, b string) int { return cmpU64(resident[b], resident[a]) })
+	fmt.Fprintf(w, "| module | resident %s (MiB) | linked %s (MiB) |\n", section, section)
 	fmt.Fprintln(w, "|---|---:|---:|")
 	var rest, restLinked uint64
 	for i, m := range mods {
 		if i >= top {
-			rest += r.text[m]
-			restLinked += r.linked[m]
+			rest += resident[m]
+			restLinked += linked[m]
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.2f | %.2f |\n", m, mib(r.text[m]), mib(r.linked[m]))
+		fmt.Fprintf(w, "| %s | %.2f | %.2f |\n", m, mib(resident[m]), mib(linked[m]))
 	}
 	if rest+restLinked > 0 {
 		fmt.Fprintf(w, "| %d other modules | %.2f | %.2f |\n", len(mods)-top, mib(rest), mib(restLinked))

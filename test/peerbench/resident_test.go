@@ -22,6 +22,24 @@ func TestModuleOf(t *testing.T) {
 	}
 }
 
+func TestRodataModuleOf(t *testing.T) {
+	mods := []string{"k8s.io/api", "github.com/nodekit/nodekit"}
+	for name, want := range map[string]string{
+		"type:*k8s.io/api/core/v1.Pod":   "k8s.io/api",
+		"type:[]k8s.io/api/core/v1.Pod":  "k8s.io/api",
+		"type:*http.Request":             "std",
+		"type:.namedata.*v1.Pod.":        "strings and tables",
+		"go:string.*":                    "strings and tables",
+		"runtime.findfunctab":            "strings and tables",
+		"k8s.io/api/core/v1..stmp_0":     "k8s.io/api",
+		"github.com/nodekit/nodekit.ver": "github.com/nodekit/nodekit",
+	} {
+		if got := rodataModuleOf(name, mods, "github.com/nodekit/nodekit"); got != want {
+			t.Errorf("rodataModuleOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // The test binary's own resident pages: its .text is partly resident
 // (it runs), never more than the section, and the functions on those
 // pages are at most the resident bytes.
