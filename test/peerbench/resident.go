@@ -239,7 +239,14 @@ func (r residentPages) write(w io.Writer, top int) {
 	}
 	fmt.Fprintf(w, "resident pages of the binary: %.1f MiB (%s MiB)\n\n", mib(total), strings.Join(parts, ", "))
 	writeModules(w, ".text", r.text, r.linked, top)
-	if len(r.rodataLinked) > 0 {
+	// Go's linker names few .rodata symbols (the type descriptors and
+	// strings are in a few large unnamed runs): the table is only worth
+	// printing when its symbols cover most of the section.
+	var named uint64
+	for _, b := range r.rodataLinked {
+		named += b
+	}
+	if named > r.section[".rodata"]/2 {
 		fmt.Fprintln(w)
 		writeModules(w, ".rodata", r.rodata, r.rodataLinked, top)
 	}
