@@ -26,6 +26,12 @@ type options struct {
 	// only, when set, is the one agent to run ("kubelet" or "nodekit"):
 	// the other's rows and the ratios are left out.
 	only string
+	// scrapeEvery is the period of the metrics-server-like GET of each
+	// agent's /metrics/resource during the steady window (0: none).
+	scrapeEvery time.Duration
+	// dropBinaryCache drops each agent's binary from the page cache
+	// before it starts (see dropPageCache).
+	dropBinaryCache bool
 }
 
 func main() {
@@ -56,6 +62,10 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest wait for all pods to run, or to stop")
 	fs.IntVar(&o.rounds, "rounds", 1, "runs of each agent per pod count (alternating); the report shows the median")
 	fs.StringVar(&o.only, "only", "", "run only this agent (kubelet or nodekit); the table then has no ratios")
+	fs.DurationVar(&o.scrapeEvery, "scrape-every", 15*time.Second, "GET each agent's /metrics/resource this often during the steady window, "+
+		"as metrics-server does (its default 15s); 0: no scrape")
+	fs.BoolVar(&o.dropBinaryCache, "drop-binary-cache", false, "drop each agent's binary from the page cache before it starts "+
+		"(with the binaries on a block device without readahead, file-backed RSS is then the pages the agent touched)")
 	env := fs.String("nodekit-env", "", "comma-separated KEY=VALUE added to nodekit's environment, e.g. GOGC=50,GOMEMLIMIT=40MiB")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -84,6 +94,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.only != "" && o.only != "kubelet" && o.only != "nodekit" {
 		return o, fmt.Errorf("--only: %q is neither kubelet nor nodekit", o.only)
+	}
+	if o.scrapeEvery < 0 {
+		return o, fmt.Errorf("--scrape-every must not be negative")
 	}
 	if o.rounds < 1 {
 		return o, fmt.Errorf("--rounds must be at least 1")
@@ -118,6 +131,19 @@ func run(ctx context.Context, o options) error {
 		rows = append(rows, r)
 	}
 	printTable(os.Stdout, o, rows)
+	// A failed scrape is in the table; the run fails too, so that it is
+	// never taken for a clean one.
+	failed := 0
+	for _, r := range rows {
+		for _, runs := range r.runs {
+			for _, m := range runs {
+				failed += m.scrape.failed
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d scrapes of /metrics/resource failed (see the table)", failed)
+	}
 	return nil
 }
 

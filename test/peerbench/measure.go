@@ -16,7 +16,8 @@ import (
 type measurement struct {
 	startCPU  time.Duration // CPU from process start until every pod ran
 	steadyCPU time.Duration // CPU over the steady window
-	steady    time.Duration // the window's length
+	steady    time.Duration // the window's length, as measured
+	scrape    scrapes       // the metrics-server-like scrapes in the window
 	mem       memory        // resident memory at the window's end
 	toRunning time.Duration // process start to every pod's container running
 	teardown  time.Duration // manifests removed to no pod container running
@@ -29,13 +30,18 @@ type measurement struct {
 	relistMax float64
 	unhealthy int     // log lines saying the PLEG is not healthy
 	startup   startup // per-pod start-up
+	// resident is the binary's resident pages at the window's end, by
+	// section and module (nil when they could not be read).
+	resident *residentPages
 }
 
 func (m measurement) String() string {
-	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f), all Running after %.2fs, teardown %.2fs, "+
-		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v",
-		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist),
-		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent)
+	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f, file-backed %.1f), all Running after %.2fs, teardown %.2fs, "+
+		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v, "+
+		"/metrics/resource scrapes %d (failed %d, mean %.1fms, %d pods)",
+		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), mib(m.mem.file), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist),
+		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent,
+		m.scrape.n, m.scrape.failed, ms(m.scrape.mean()), m.scrape.pods)
 }
 
 // millicores is the steady CPU as thousandths of a core.
@@ -66,9 +72,23 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if err := writeManifests(manifests, n, o.image); err != nil {
 		return m, err
 	}
-	cmd, metrics, err := a.command(dir, manifests, n)
+	// Read before the agent starts, so the parse does not compete with it.
+	info, infoErr := readBinary(a.binary)
+	if infoErr != nil {
+		logf("%s: no resident pages by module: %v", a.name, infoErr)
+	}
+	cmd, urls, err := a.command(dir, manifests, n)
 	if err != nil {
 		return m, err
+	}
+	metrics := urls.metrics
+	if o.dropBinaryCache {
+		if err := dropPageCache(a.binary); err != nil {
+			return m, err
+		}
+		if cached, _, err := cachedPages(a.binary); err == nil && cached > 0 {
+			logf("%s: %d pages of %s still in the page cache after the drop", a.name, cached, a.binary)
+		}
 	}
 	p, err := startProcess(cmd, logPath)
 	if err != nil {
@@ -90,9 +110,24 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if m.startCPU, err = cpuOf(p.pid()); err != nil {
 		return m, err
 	}
+	windowStart := time.Now()
 	before, errBefore := scrapeRelist(ctx, metrics)
-	if err := p.idle(ctx, o.steady); err != nil {
-		return m, fmt.Errorf("steady window: %w (log: %s)", err, p.tail())
+	// metrics-server's scrape runs beside the window and is waited for
+	// before the window's CPU is read, so a slow last scrape is in it.
+	scrapeCtx, stopScrapes := context.WithCancel(ctx)
+	scraped := make(chan scrapes, 1)
+	go func() { scraped <- scrapeEvery(scrapeCtx, urls.resource, o.scrapeEvery, o.steady) }()
+	idleErr := p.idle(ctx, o.steady)
+	if idleErr != nil {
+		stopScrapes()
+	}
+	m.scrape = <-scraped
+	stopScrapes()
+	if idleErr != nil {
+		return m, fmt.Errorf("steady window: %w (log: %s)", idleErr, p.tail())
+	}
+	if err := m.scrape.err(); err != nil {
+		logf("%s: %v", a.name, err)
 	}
 	after, errAfter := scrapeRelist(ctx, metrics)
 	if err := errors.Join(errBefore, errAfter); err != nil {
@@ -104,9 +139,32 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	if err != nil {
 		return m, err
 	}
-	m.steadyCPU, m.steady = end-m.startCPU, o.steady
+	m.steadyCPU, m.steady = end-m.startCPU, time.Since(windowStart)
 	if m.mem, err = memoryOf(p.pid()); err != nil {
 		return m, err
+	}
+	if info != nil {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.pid()))
+		if err == nil {
+			var r residentPages
+			if r, err = residentOf(p.pid(), exe, info); err == nil {
+				m.resident = &r
+			}
+		}
+		if err != nil {
+			logf("%s: no resident pages by module: %v", a.name, err)
+		}
+	}
+	if o.dropBinaryCache {
+		// Every page of the binary in the page cache now was read for
+		// this process (a check that readahead is off: then about its
+		// file-backed RSS).
+		if cached, total, err := cachedPages(a.binary); err != nil {
+			logf("%s: pages of %s in the page cache: %v", a.name, a.binary, err)
+		} else {
+			logf("%s: %.1f MiB of %s's %.1f MiB in the page cache at the window's end (file-backed RSS %.1f MiB)",
+				a.name, mib(uint64(cached*os.Getpagesize())), a.binary, mib(uint64(total*os.Getpagesize())), mib(m.mem.file))
+		}
 	}
 	if m.startup, err = measureStartup(ctx, rt, seenRunning, p.started); err != nil {
 		return m, err

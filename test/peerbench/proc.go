@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat's times.
@@ -46,8 +49,9 @@ func cpuOf(pid int) (time.Duration, error) {
 type memory struct {
 	rss  uint64 // VmRSS: all resident pages
 	hwm  uint64 // VmHWM: the peak of rss
-	anon uint64 // RssAnon: the heap, stacks and other private memory; the
-	// rest of rss is the binary's pages (shared with the page cache)
+	anon uint64 // RssAnon: the heap, stacks and other private memory
+	file uint64 // RssFile: file-backed pages, nearly all the binary's own
+	// (shared with the page cache)
 }
 
 // memoryOf reads pid's resident memory from /proc/PID/status.
@@ -57,7 +61,7 @@ func memoryOf(pid int) (memory, error) {
 	if err != nil {
 		return m, err
 	}
-	fields := map[string]*uint64{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon}
+	fields := map[string]*uint64{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon, "RssFile": &m.file}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		dst := fields[k]
@@ -87,4 +91,50 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// dropPageCache asks the kernel to drop the page cache of the file at
+// path (posix_fadvise DONTNEED; only clean pages no process maps go), so
+// that a process started from it next finds none of its pages cached.
+// With the file on a block device without readahead, every file-backed
+// page the process then maps is one it touched: the kernel's fault-around
+// maps only neighbours already in the page cache.
+func dropPageCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("drop the page cache of %s: %w", path, err)
+	}
+	return nil
+}
+
+// cachedPages returns how many of the file's pages are in the page cache
+// (mincore over a mapping of it).
+func cachedPages(path string) (cached, total int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return 0, 0, err
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer unix.Munmap(b)
+	page := os.Getpagesize()
+	vec := make([]byte, (len(b)+page-1)/page)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		return 0, 0, fmt.Errorf("mincore %s: %w", path, errno)
+	}
+	for _, v := range vec {
+		cached += int(v & 1)
+	}
+	return cached, len(vec), nil
 }

@@ -14,36 +14,63 @@ type row struct {
 	runs [2][]measurement
 }
 
-// printTable writes the markdown table: each agent's median over the
+// printTable writes the markdown tables: each agent's median over the
 // rounds, and nodekit's figures as ratios of the kubelet's.
 func printTable(w io.Writer, o options, rows []row) {
 	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s", o.steady, o.rounds, loadAverage())
 	if len(o.nodekitEnv) > 0 {
 		fmt.Fprintf(w, ", nodekit's environment adds %s", strings.Join(o.nodekitEnv, " "))
 	}
+	if o.scrapeEvery > 0 {
+		fmt.Fprintf(w, ", /metrics/resource scraped every %v in the steady window", o.scrapeEvery)
+	} else {
+		fmt.Fprint(w, ", no /metrics/resource scrape")
+	}
+	if o.dropBinaryCache {
+		fmt.Fprint(w, ", binaries dropped from the page cache before each start")
+	}
 	fmt.Fprint(w, "\n\n")
-	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, a := range []struct{ name, path string }{{"kubelet", o.kubelet}, {"nodekit", o.nodekit}} {
+		if b, err := sectionsOf(a.path); err != nil {
+			fmt.Fprintf(w, "- %s binary %s: %v\n", a.name, a.path, err)
+		} else {
+			fmt.Fprintf(w, "- %s binary: %s\n", a.name, b)
+		}
+	}
+	fmt.Fprintln(w)
+	names := []string{"kubelet", "nodekit"}
+	fmt.Fprintln(w, "| pods | agent | start CPU (s) | steady CPU (mcores) | RSS (MiB) | peak RSS (MiB) | anonymous RSS (MiB) | file-backed RSS (MiB) | to all Running (s) | teardown (s) | mean relist (ms) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		if len(r.runs[0]) == 0 || len(r.runs[1]) == 0 {
-			for i, runs := range r.runs {
-				if len(runs) > 0 {
-					m := median(runs)
-					fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
-						m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
-				}
+		var med [2]*measurement
+		for i, runs := range r.runs {
+			if len(runs) == 0 {
+				continue
 			}
-			continue
+			m := median(runs)
+			med[i] = &m
+			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, names[i],
+				m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), mib(m.mem.file),
+				m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
 		}
-		k, n := median(r.runs[0]), median(r.runs[1])
-		for i, m := range []measurement{k, n} {
-			fmt.Fprintf(w, "| %d | %s | %.2f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
-				m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist))
+		if k, n := med[0], med[1]; k != nil && n != nil {
+			fmt.Fprintf(w, "| %d | **ratio** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** |\n", r.pods,
+				ratio(n.startCPU.Seconds(), k.startCPU.Seconds()), ratio(n.millicores(), k.millicores()),
+				ratio(mib(n.mem.rss), mib(k.mem.rss)), ratio(mib(n.mem.hwm), mib(k.mem.hwm)), ratio(mib(n.mem.anon), mib(k.mem.anon)),
+				ratio(mib(n.mem.file), mib(k.mem.file)),
+				ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()), ratio(ms(n.relist), ms(k.relist)))
 		}
-		fmt.Fprintf(w, "| %d | **ratio** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** | **%.2fx** |\n", r.pods,
-			ratio(n.startCPU.Seconds(), k.startCPU.Seconds()), ratio(n.millicores(), k.millicores()),
-			ratio(mib(n.mem.rss), mib(k.mem.rss)), ratio(mib(n.mem.hwm), mib(k.mem.hwm)), ratio(mib(n.mem.anon), mib(k.mem.anon)),
-			ratio(n.toRunning.Seconds(), k.toRunning.Seconds()), ratio(n.teardown.Seconds(), k.teardown.Seconds()), ratio(ms(n.relist), ms(k.relist)))
+	}
+	if o.scrapeEvery > 0 {
+		printScrapes(w, rows)
+	}
+	for _, r := range rows {
+		for i, runs := range r.runs {
+			if len(runs) > 0 && runs[0].resident != nil {
+				fmt.Fprintf(w, "\n%s, %d pods (first round), ", names[i], r.pods)
+				runs[0].resident.write(w, 15)
+			}
+		}
 	}
 	fmt.Fprintln(w, "\nPLEG and per-pod start-up (start-up: a pod's arrival, the agent's config.seen stamp, to its container seen running over CRI; "+
 		"in the runtime: the sandbox's creation to the container's start as containerd records them; the rest: the difference, per pod)")
@@ -55,10 +82,44 @@ func printTable(w io.Writer, o options, rows []row) {
 				continue
 			}
 			m := median(runs)
-			fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.pods, []string{"kubelet", "nodekit"}[i],
+			fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.pods, names[i],
 				ms(m.relist), ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total.p50.Seconds(), m.startup.total.p99.Seconds(),
 				m.startup.cri.p50.Seconds(), m.startup.cri.p99.Seconds(), m.startup.agent.p50.Seconds(), m.startup.agent.p99.Seconds())
 		}
+	}
+}
+
+// printScrapes writes the table of the metrics-server-like scrapes: over
+// all rounds, how many were made and failed (a failure is shown, with its
+// reason, never left out), the successful ones' mean latency (the median
+// of the rounds') and the pods the last one reported.
+func printScrapes(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "\nmetrics-server's scrape of /metrics/resource in the steady window (read-only ports, no authentication)")
+	fmt.Fprintln(w, "\n| pods | agent | scrapes | failed | mean scrape (ms) | pods in the last scrape |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|")
+	var failures []string
+	for _, r := range rows {
+		for i, runs := range r.runs {
+			if len(runs) == 0 {
+				continue
+			}
+			var total scrapes
+			for _, m := range runs {
+				total.n += m.scrape.n
+				total.failed += m.scrape.failed
+				total.errs = append(total.errs, m.scrape.errs...)
+			}
+			m := median(runs)
+			failed := fmt.Sprint(total.failed)
+			if total.failed > 0 {
+				failed = fmt.Sprintf("**%d FAILED**", total.failed)
+				failures = append(failures, fmt.Sprintf("%s, %d pods: %v", []string{"kubelet", "nodekit"}[i], r.pods, total.err()))
+			}
+			fmt.Fprintf(w, "| %d | %s | %d | %s | %.1f | %d |\n", r.pods, []string{"kubelet", "nodekit"}[i], total.n, failed, ms(m.scrape.mean()), m.scrape.pods)
+		}
+	}
+	for _, f := range failures {
+		fmt.Fprintf(w, "\n**scrape failure**: %s\n", f)
 	}
 }
 
@@ -101,14 +162,19 @@ func median(ms []measurement) measurement {
 			max: d(func(m measurement) time.Duration { return f(m).max }),
 		}
 	}
+	// The steady CPU and its window come from one run, the one with the
+	// median rate.
+	steady := ms[pick(func(m measurement) float64 { return m.millicores() })]
 	return measurement{
 		startCPU:  d(func(m measurement) time.Duration { return m.startCPU }),
-		steadyCPU: d(func(m measurement) time.Duration { return m.steadyCPU }),
-		steady:    ms[0].steady,
+		steadyCPU: steady.steadyCPU,
+		steady:    steady.steady,
+		scrape:    ms[pick(func(m measurement) float64 { return float64(m.scrape.mean()) })].scrape,
 		mem: memory{
 			rss:  u(func(m measurement) uint64 { return m.mem.rss }),
 			hwm:  u(func(m measurement) uint64 { return m.mem.hwm }),
 			anon: u(func(m measurement) uint64 { return m.mem.anon }),
+			file: u(func(m measurement) uint64 { return m.mem.file }),
 		},
 		toRunning: d(func(m measurement) time.Duration { return m.toRunning }),
 		teardown:  d(func(m measurement) time.Duration { return m.teardown }),
