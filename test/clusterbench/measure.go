@@ -123,7 +123,7 @@ func measure(ctx context.Context, c *cluster, m mode, o options) (r result, err 
 		return r, err
 	}
 	r.toRunning = time.Since(t1)
-	logf("%s: %d pods Running after %.1fs; deleting them", m.name, r.pods, r.toRunning.Seconds())
+	logf("%s: %d pods Running after %.1fs", m.name, r.pods, r.toRunning.Seconds())
 
 	if o.teardown {
 		if r.teardown, err = tearDown(ctx, c, w, p, ns, m.name, r.pods, o.timeout); err != nil {
