@@ -55,6 +55,10 @@ func withDeletion(grace int64) func(*corev1.Pod) {
 	}
 }
 
+func withVersion(rv string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.ResourceVersion = rv }
+}
+
 func withUID(uid string) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.UID = types.UID(uid) }
 }
@@ -123,6 +127,22 @@ func TestStoreMerge(t *testing.T) {
 		{"A spec and status change is an UPDATE only.", []step{
 			{source: "api", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD api: a"}},
 			{source: "api", pods: []*corev1.Pod{pod("a", withImage("x:1"), withPhase(corev1.PodRunning))}, want: []string{"UPDATE api: a"}},
+		}},
+		{"An API server pod at the resource version already delivered is not compared again.", []step{
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("7"))}, want: []string{"ADD api: a"}},
+			// The API server never sends two contents under one version;
+			// a changed image here shows that the content is not compared.
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("7"), withImage("x:2"))}, want: nil},
+		}},
+		{"An API server pod at a new resource version is compared.", []step{
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("7"))}, want: []string{"ADD api: a"}},
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("8"))}, want: nil},
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("9"), withPhase(corev1.PodRunning))}, want: []string{"RECONCILE api: a"}},
+			{source: "api", pods: []*corev1.Pod{pod("a", withVersion("10"), withImage("x:2"), withPhase(corev1.PodRunning))}, want: []string{"UPDATE api: a"}},
+		}},
+		{"A file pod is compared whatever its resource version says.", []step{
+			{source: "file", pods: []*corev1.Pod{pod("a", withVersion("1"))}, want: []string{"ADD file: a"}},
+			{source: "file", pods: []*corev1.Pod{pod("a", withVersion("1"), withImage("x:2"))}, want: []string{"UPDATE file: a"}},
 		}},
 		{"A UID another source delivered is held back, and added when that source drops it.", []step{
 			{source: "file", pods: []*corev1.Pod{pod("a")}, want: []string{"ADD file: a"}},

@@ -277,7 +277,12 @@ func (r *Runtime) removeContainerLocked(c *container, now int64) {
 }
 
 // ListContainers lists the containers that match filter (ID or unique ID
-// prefix, state, sandbox ID or prefix, label selector), oldest first.
+// prefix, state, sandbox ID or prefix, label selector), oldest first. The
+// Labels and Annotations maps of the answer are the simulator's own, shared
+// by every list (they never change after CreateContainer): read them, never
+// write them. Cloning them was most of what a PLEG relist allocated with
+// 100 pods per node (docs/cluster-scale.md); ContainerStatus still answers
+// copies, and a client over gRPC gets its own.
 func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
 	if err := r.begin(ctx, "ListContainers"); err != nil {
 		return nil, err
@@ -300,7 +305,7 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 		out = append(out, &runtimeapi.Container{
 			Id: c.id, PodSandboxId: c.sandboxID, Metadata: c.metadata(), Image: c.imageSpec(),
 			ImageRef: c.image.id, ImageId: c.image.id, State: c.state, CreatedAt: c.createdAt,
-			Labels: maps.Clone(c.labels), Annotations: maps.Clone(c.annotations),
+			Labels: c.labels, Annotations: c.annotations,
 		})
 	}
 	return out, nil

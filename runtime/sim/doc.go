@@ -33,7 +33,9 @@
 // is an error; removing a sandbox stops and removes its containers. Unknown
 // objects are gRPC NotFound errors, except for the removals, which are
 // idempotent. List filters (ID, state, sandbox ID, label selector) are
-// honoured. No log files are written. The stats calls (ContainerStats,
+// honoured; the label and annotation maps that ListPodSandbox and
+// ListContainers answer are shared with the simulator, read-only (the
+// status calls answer copies). No log files are written. The stats calls (ContainerStats,
 // ListContainerStats, PodSandboxStats, ListPodSandboxStats) answer made-up
 // but plausible and steady figures, derived from each container's ID and
 // how long it has run (see stats.go). Methods nobody needs here (streaming

@@ -208,7 +208,9 @@ func (r *Runtime) PodSandboxStatus(ctx context.Context, podSandboxID string, _ b
 }
 
 // ListPodSandbox lists the sandboxes that match filter (ID or unique ID
-// prefix, state, label selector), oldest first.
+// prefix, state, label selector), oldest first. As with ListContainers, the
+// Labels and Annotations maps of the answer are shared with the simulator
+// (they never change after RunPodSandbox): read them, never write them.
 func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
 	if err := r.begin(ctx, "ListPodSandbox"); err != nil {
 		return nil, err
@@ -230,7 +232,7 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 	for _, sb := range found {
 		out = append(out, &runtimeapi.PodSandbox{
 			Id: sb.id, Metadata: sb.metadata(), State: sb.state, CreatedAt: sb.createdAt,
-			Labels: maps.Clone(sb.labels), Annotations: maps.Clone(sb.annotations), RuntimeHandler: sb.handler,
+			Labels: sb.labels, Annotations: sb.annotations, RuntimeHandler: sb.handler,
 		})
 	}
 	return out, nil

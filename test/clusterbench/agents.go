@@ -83,6 +83,7 @@ func runAgents(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile := func() {}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -92,7 +93,9 @@ func runAgents(args []string) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
-		defer pprof.StopCPUProfile()
+		var once sync.Once
+		stopProfile = func() { once.Do(pprof.StopCPUProfile) }
+		defer stopProfile()
 	}
 	apps := make([]*fx.App, o.nodes)
 	errs := make([]error, o.nodes)
@@ -123,6 +126,10 @@ func runAgents(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "[agents] %d agents started\n", o.nodes)
 	<-ctx.Done()
+	// The profiles cover the run up to the stop signal and are written
+	// before the agents stop: stopping 100 loaded agents can outlast the
+	// benchmark's patience, which then kills the process.
+	stopProfile()
 	if o.heapProfile != "" {
 		if err := writeHeap(o.heapProfile); err != nil {
 			fmt.Fprintln(os.Stderr, "[agents] heap profile:", err)

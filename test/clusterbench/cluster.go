@@ -86,13 +86,31 @@ func benchPod(ns, mode, node string, j int) *corev1.Pod {
 	}
 }
 
-// createPods creates p pods on each of nodes, with a few requests in flight.
+// createPods creates p pods on each of nodes, with a few requests in
+// flight, printing how many are created every 10 s.
 func (c *cluster) createPods(ctx context.Context, ns, mode string, nodes []string, p int) error {
-	return inFlight(ctx, p*len(nodes), func(i int) error {
+	total := p * len(nodes)
+	var created atomic.Int64
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				logf("%s: %d of %d pods created", mode, created.Load(), total)
+			}
+		}
+	}()
+	return inFlight(ctx, total, func(i int) error {
 		pod := benchPod(ns, mode, nodes[i%len(nodes)], i/len(nodes))
 		if _, err := c.admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", pod.Name, err)
 		}
+		created.Add(1)
 		return nil
 	})
 }

@@ -51,7 +51,7 @@ func labOptions(t *testing.T) options {
 		return vars[k]
 	}
 	o := options{nodes: 3, podsPerNode: 3, kubeconfig: get("NODEKIT_KUBECONFIG"), caCert: get("NODEKIT_KUBE_CA_FILE"),
-		work: t.TempDir(), timeout: 3 * time.Minute}
+		work: t.TempDir(), timeout: 3 * time.Minute, teardown: true}
 	if o.kubeconfig == "" || o.caCert == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("no control plane in %s: run hack/control-plane-up.sh", dir)

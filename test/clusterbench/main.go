@@ -22,6 +22,10 @@ type options struct {
 	kwok               string // the kwok binary (hack/build-kwok.sh)
 	work               string
 	timeout            time.Duration
+	// teardown deletes the pods through their nodes and measures it; off,
+	// the run ends when every pod is Running (the pods are then removed
+	// with grace period 0 after the nodes' process has stopped).
+	teardown bool
 }
 
 func main() {
@@ -57,6 +61,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.kwok, "kwok", "", "the kwok binary (hack/build-kwok.sh); needed by --mode kwok and both")
 	fs.StringVar(&o.work, "work", "", "work directory (node root dirs, credentials, logs, profiles)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "longest wait of each phase")
+	fs.BoolVar(&o.teardown, "teardown", true, "delete the pods through the nodes and time it; false ends each mode's run (CPU, RSS, API requests) once every pod is Running")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

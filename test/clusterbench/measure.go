@@ -16,7 +16,7 @@ type result struct {
 	nodes, pods int
 	nodesReady  time.Duration // process start to every Node Ready
 	toRunning   time.Duration // first pod created to every pod Running and Ready
-	teardown    time.Duration // pods deleted to every pod gone
+	teardown    time.Duration // pods deleted to every pod gone; 0 without --teardown
 	requests    requestCounts // the API server's requests over the run, the benchmark's included
 	benchOwn    int64         // the benchmark's own requests among them
 	proc        usage         // the agent process over its whole life
@@ -123,21 +123,16 @@ func measure(ctx context.Context, c *cluster, m mode, o options) (r result, err 
 		return r, err
 	}
 	r.toRunning = time.Since(t1)
-	logf("%s: %d pods Running after %.1fs; deleting them", m.name, r.pods, r.toRunning.Seconds())
+	logf("%s: %d pods Running after %.1fs", m.name, r.pods, r.toRunning.Seconds())
 
-	t2 := time.Now()
-	if err := c.deletePods(ctx, ns, m.name, nil); err != nil {
-		return r, err
+	if o.teardown {
+		if r.teardown, err = tearDown(ctx, c, w, p, ns, m.name, r.pods, o.timeout); err != nil {
+			return r, err
+		}
+		logf("%s: pods gone after %.1fs; stopping the %s process", m.name, r.teardown.Seconds(), m.name)
+	} else {
+		logf("%s: no teardown (--teardown=false); stopping the %s process", m.name, m.name)
 	}
-	err = waitFor(ctx, "pods gone", o.timeout, p.exited, func() (bool, string) {
-		_, all := w.runningPods()
-		return all == 0, fmt.Sprintf("%d of %d pods left", all, r.pods)
-	})
-	if err != nil {
-		return r, err
-	}
-	r.teardown = time.Since(t2)
-	logf("%s: pods gone after %.1fs; stopping the %s process", m.name, r.teardown.Seconds(), m.name)
 
 	// Stop the process and the benchmark's informers before the last
 	// scrape: the API server counts a watch when it ends.
@@ -151,6 +146,20 @@ func measure(ctx context.Context, c *cluster, m mode, o options) (r result, err 
 	r.requests = after.minus(before)
 	r.load = loadAverage()
 	return r, nil
+}
+
+// tearDown deletes the mode's pods (each with its own grace period) and
+// waits until none is left, returning how long that took.
+func tearDown(ctx context.Context, c *cluster, w *watcher, p *process, ns, mode string, pods int, timeout time.Duration) (time.Duration, error) {
+	t := time.Now()
+	if err := c.deletePods(ctx, ns, mode, nil); err != nil {
+		return 0, err
+	}
+	err := waitFor(ctx, "pods gone", timeout, p.exited, func() (bool, string) {
+		_, all := w.runningPods()
+		return all == 0, fmt.Sprintf("%d of %d pods left", all, pods)
+	})
+	return time.Since(t), err
 }
 
 // cleanup deletes what is left of a mode's run: its pods (at once), its

@@ -48,7 +48,11 @@ type usage struct {
 	maxRSS uint64        // peak resident set, bytes
 }
 
-// stop sends SIGTERM (SIGKILL after a minute), waits for the exit and
+// stopPatience is how long stop waits after SIGTERM before SIGKILL: 100
+// agents on a CPU-starved machine took over a minute to stop.
+const stopPatience = 5 * time.Minute
+
+// stop sends SIGTERM (SIGKILL after stopPatience), waits for the exit and
 // returns the process's CPU and peak RSS over its whole life.
 func (p *process) stop() usage {
 	select {
@@ -57,7 +61,7 @@ func (p *process) stop() usage {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
-		case <-time.After(time.Minute):
+		case <-time.After(stopPatience):
 			_ = p.cmd.Process.Kill()
 			<-p.done
 		}

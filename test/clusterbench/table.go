@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // printTable writes the markdown table of the runs and, when both modes
@@ -14,8 +15,8 @@ func printTable(w io.Writer, nodes, podsPerNode int, rs []result) {
 	fmt.Fprintln(w, "| mode | nodes Ready/s | pods Running/s | API requests per pod | CPU s per node | peak RSS MiB per node | to all Running (s) | teardown (s) | load average at the end |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rs {
-		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.2f | %.3f | %.2f | %.1f | %.1f | %s |\n", r.mode, r.nodesPerSecond(), r.podsPerSecond(),
-			r.requestsPerPod(), r.cpuPerNode(), r.rssPerNode(), r.toRunning.Seconds(), r.teardown.Seconds(), r.load)
+		fmt.Fprintf(w, "| %s | %.2f | %.1f | %.2f | %.3f | %.2f | %.1f | %s | %s |\n", r.mode, r.nodesPerSecond(), r.podsPerSecond(),
+			r.requestsPerPod(), r.cpuPerNode(), r.rssPerNode(), r.toRunning.Seconds(), seconds(r.teardown), r.load)
 	}
 	var nk, kw *result
 	for i := range rs {
@@ -37,6 +38,14 @@ func printTable(w io.Writer, nodes, podsPerNode int, rs []result) {
 		fmt.Fprintf(w, "\n%s: API server requests over the run by verb and resource (the benchmark's own %d included: its pod creates and deletes, its informers, two scrapes): %s\n",
 			r.mode, r.benchOwn, topRequests(r.requests, 10))
 	}
+}
+
+// seconds formats d as "12.3", or "-" for a teardown that was not run.
+func seconds(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", d.Seconds())
 }
 
 // ratio formats a/b as "1.23x", or "n/a" when b is 0.
