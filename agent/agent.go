@@ -65,9 +65,13 @@ type Agent struct {
 	runtime      *runtimeMonitor
 	mu           sync.Mutex
 	rejected     map[types.UID]bool
-	pendingStart map[types.UID]bool   // static pods waiting for a namesake to stop
-	waiting      []*corev1.Pod        // admitted pods the start gate holds, in admission order
-	started      map[types.UID]string // full name of each pod handed to a worker
+	pendingStart map[types.UID]bool // static pods waiting for a namesake to stop
+	waiting      []*corev1.Pod      // admitted pods the start gate holds, in admission order
+	// heldTerminating are the waiting pods whose UID was already being
+	// terminated when they were held (a static manifest put back): only
+	// those may start although their termination was requested.
+	heldTerminating map[types.UID]bool
+	started         map[types.UID]string // full name of each pod handed to a worker
 
 	// listed delivers housekeeping's runtime listings to the sync loop;
 	// listing is true (sync loop only) while one is in flight.
@@ -127,7 +131,7 @@ func New(deps Deps, clk clock.WithTicker, log logr.Logger, cfg Config) *Agent {
 		rt: deps.Runtime, statuses: deps.Statuses, registry: deps.Registry, mirrors: deps.Mirrors, prober: deps.Prober, volumes: deps.Volumes,
 		admit: deps.Admission, gate: deps.StartGate, events: deps.Events, external: deps.RunByCaller,
 		clk: clk, log: log.WithName("agent"), cfg: cfg.withDefaults(),
-		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{},
+		rejected: map[types.UID]bool{}, pendingStart: map[types.UID]bool{}, heldTerminating: map[types.UID]bool{},
 		started: map[types.UID]string{}, listed: make(chan listing, 1),
 	}
 	if a.admit == nil {

@@ -51,11 +51,12 @@ type fakeWorkers struct {
 	mu      sync.Mutex
 	running map[types.UID]bool // CouldHaveRunningContainers
 	known   map[types.UID]podworkers.PodWorkerSync
+	killed  map[types.UID]bool // IsPodTerminationRequested: a SyncPodKill came
 }
 
 func newFakeWorkers() *fakeWorkers {
 	return &fakeWorkers{calls: make(chan podworkers.UpdatePodOptions, 100),
-		running: map[types.UID]bool{}, known: map[types.UID]podworkers.PodWorkerSync{}}
+		running: map[types.UID]bool{}, known: map[types.UID]podworkers.PodWorkerSync{}, killed: map[types.UID]bool{}}
 }
 
 func (f *fakeWorkers) Run(ctx context.Context) error { <-ctx.Done(); return nil }
@@ -63,6 +64,9 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 	f.mu.Lock()
 	if o.Pod != nil && o.UpdateType != podworkers.SyncPodKill {
 		f.known[o.Pod.UID] = podworkers.PodWorkerSync{HasConfig: true}
+	}
+	if o.Pod != nil && o.UpdateType == podworkers.SyncPodKill {
+		f.killed[o.Pod.UID] = true
 	}
 	f.mu.Unlock()
 	f.calls <- o
@@ -82,7 +86,11 @@ func (f *fakeWorkers) CouldHaveRunningContainers(uid types.UID) bool {
 	defer f.mu.Unlock()
 	return f.running[uid]
 }
-func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
+func (f *fakeWorkers) IsPodTerminationRequested(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.killed[uid]
+}
 
 func (f *fakeWorkers) setRunning(uid types.UID, v bool) {
 	f.mu.Lock()

@@ -105,6 +105,7 @@ func (a *Agent) handleAdditions(pods []*corev1.Pod) {
 
 // hold puts an admitted pod at the start gate.
 func (a *Agent) hold(pod *corev1.Pod) {
+	terminating := a.workers.IsPodTerminationRequested(pod.UID)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, p := range a.waiting {
@@ -113,6 +114,29 @@ func (a *Agent) hold(pod *corev1.Pod) {
 		}
 	}
 	a.waiting = append(a.waiting, pod)
+	if terminating {
+		a.heldTerminating[pod.UID] = true
+	}
+}
+
+// dropKilledWaiting takes from the start gate the pods that were killed
+// while they waited (evicted, or stopped by a node shutdown, through the
+// pod workers): their worker ended them, and a create now would restart a
+// pod that reached a terminal phase, which the kubelet never does.
+func (a *Agent) dropKilledWaiting(waiting []*corev1.Pod) []*corev1.Pod {
+	out := waiting[:0]
+	for _, p := range waiting {
+		a.mu.Lock()
+		wasTerminating := a.heldTerminating[p.UID]
+		a.mu.Unlock()
+		if !wasTerminating && a.workers.IsPodTerminationRequested(p.UID) {
+			a.unhold(p.UID)
+			a.log.V(2).Info("Pod was killed while it waited at the start gate; it will not start", "pod", klog.KObj(p), "podUID", p.UID)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // unhold takes a pod from the start gate; it reports whether it waited.
@@ -122,6 +146,7 @@ func (a *Agent) unhold(uid types.UID) bool {
 	for i, p := range a.waiting {
 		if p.UID == uid {
 			a.waiting = append(a.waiting[:i:i], a.waiting[i+1:]...)
+			delete(a.heldTerminating, uid)
 			return true
 		}
 	}
@@ -157,6 +182,9 @@ func (a *Agent) releaseWaiting() {
 		if newest := a.registry.Get(p.UID); newest != nil {
 			waiting[i] = newest
 		}
+	}
+	if waiting = a.dropKilledWaiting(waiting); len(waiting) == 0 {
+		return
 	}
 	for _, pod := range a.gate.Ready(waiting, a.startState(len(waiting))) {
 		if !a.unhold(pod.UID) {

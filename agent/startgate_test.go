@@ -113,6 +113,39 @@ func TestARemovedWaitingPodNeverStartsAndADeletedOneGoesToItsWorker(t *testing.T
 	lt.noCall()
 }
 
+func TestAPodKilledWhileItWaitsNeverStartsButAManifestPutBackDoes(t *testing.T) {
+	lt := newLoopTest(t, Config{})
+	lt.agent.gate = &oneAtATime{}
+	lt.start()
+	lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: []*corev1.Pod{staticPod("a", "a"), staticPod("b", "b")}}
+	first := lt.nextCall()
+	if first.Pod.UID != "b" {
+		t.Fatalf("first start = %v, want b", first.Pod.UID)
+	}
+	// The eviction manager (or a node shutdown) kills the waiting a
+	// through the pod workers, not through the agent.
+	lt.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: staticPod("a", "a")})
+	if call := lt.nextCall(); call.Pod.UID != "a" || call.UpdateType != podworkers.SyncPodKill {
+		t.Fatalf("call = %s %v, want the kill of a", call.UpdateType, call.Pod.UID)
+	}
+	lt.agent.statuses.SetPodStatus(first.Pod, &corev1.PodStatus{Phase: corev1.PodRunning})
+	lt.clk.Step(time.Second)
+	lt.noCall() // a create now would restart a pod that ended Failed
+	if lt.agent.isWaiting("a") {
+		t.Fatal("the killed pod a still waits at the gate")
+	}
+	// b is removed while it runs and its manifest put back (same UID): it
+	// waits at the gate and then starts again, as a restart request.
+	lt.config.updates <- sources.PodUpdate{Op: sources.REMOVE, Pods: []*corev1.Pod{staticPod("b", "b")}}
+	if call := lt.nextCall(); call.Pod.UID != "b" || call.UpdateType != podworkers.SyncPodKill {
+		t.Fatalf("call = %s %v, want the kill of b", call.UpdateType, call.Pod.UID)
+	}
+	lt.config.updates <- sources.PodUpdate{Op: sources.ADD, Pods: []*corev1.Pod{staticPod("b", "b")}}
+	if call := lt.nextCall(); call.Pod.UID != "b" || call.UpdateType != podworkers.SyncPodCreate {
+		t.Fatalf("call = %s %v, want b created again", call.UpdateType, call.Pod.UID)
+	}
+}
+
 func TestFIFOStartAdmitsOldestFirstAndStartsEveryPodAtOnce(t *testing.T) {
 	old, young := staticPod("y", "y"), staticPod("o", "o")
 	old.CreationTimestamp = metav1.Time{Time: t0.Add(time.Minute)}
