@@ -67,8 +67,9 @@ func Check(newGate func() agent.StartGate) (errs []error) {
 func drive(gate agent.StartGate, waiting []*corev1.Pod) error {
 	started := map[types.UID]bool{}
 	var starting []*corev1.Pod
+	limit := 10*len(waiting) + 10 // of the whole batch: a gate may take rounds per pod
 	for round := 0; len(waiting) > 0; round++ {
-		if round > 10*len(waiting)+10 {
+		if round > limit {
 			return fmt.Errorf("%d pods still wait after %d rounds", len(waiting), round)
 		}
 		offered := append([]*corev1.Pod(nil), waiting...)
