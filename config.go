@@ -63,6 +63,11 @@ type Config struct {
 	ImageEndpoint string
 	// RuntimeRequestTimeout bounds each CRI call. Defaults to 2m.
 	RuntimeRequestTimeout time.Duration
+	// MaxParallelStarts is the most RunPodSandbox, CreateContainer and
+	// StartContainer calls in flight at once (cri.LimitStarts); the others
+	// wait their turn, those of pods further along first. 0 is no limit, as
+	// the kubelet. Defaults to 0.
+	MaxParallelStarts int
 	// Manifests is a directory of static pod manifests. Defaults to none.
 	Manifests string
 	// FileCheckPeriod is how often the manifest directory is re-read even
@@ -282,6 +287,9 @@ func (c Config) Validate() error {
 	}
 	if !filepath.IsAbs(c.RootDir) {
 		errs = append(errs, fmt.Errorf("rootDir %q must be an absolute path", c.RootDir))
+	}
+	if c.MaxParallelStarts < 0 {
+		errs = append(errs, fmt.Errorf("maxParallelStarts %d must not be negative (0 is no limit)", c.MaxParallelStarts))
 	}
 	for _, v := range []interface{ Validate() error }{c.Agent, c.PLEG, c.PodWorkers, c.CRI, c.Server, c.Prober, c.Volumes, c.Objects, c.Logs, c.ImageGC, c.Eviction, c.Shutdown, c.nodeIPConfig(), c.APISource, c.Certificates} {
 		if err := v.Validate(); err != nil {

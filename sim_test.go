@@ -67,6 +67,8 @@ func TestConfigRuntime(t *testing.T) {
 			c.Sim.Latency = map[string]sim.Latency{"Nope": {}}
 		}, `unknown CRI method "Nope"`},
 		{"another runtime is rejected", func(c *nodekit.Config) { c.Runtime = "docker" }, `runtime "docker"`},
+		{"a start limit is valid", func(c *nodekit.Config) { c.Runtime, c.MaxParallelStarts = nodekit.RuntimeSim, 8 }, ""},
+		{"a negative start limit is rejected", func(c *nodekit.Config) { c.Runtime, c.MaxParallelStarts = nodekit.RuntimeSim, -1 }, "maxParallelStarts -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := nodekit.DefaultConfig()

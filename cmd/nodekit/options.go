@@ -44,6 +44,7 @@ type options struct {
 	kubeAPIQPS      float32
 	kubeAPIBurst    int
 	runtimeTimeout  time.Duration
+	maxStarts       int
 	verbosity       int
 	pleg            string
 
@@ -103,6 +104,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "burst of requests to the API server")
 	fs.DurationVar(&o.fileCheck, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	fs.DurationVar(&o.runtimeTimeout, "runtime-request-timeout", 2*time.Minute, "timeout of each CRI call")
+	fs.IntVar(&o.maxStarts, "max-parallel-starts", 0, "most RunPodSandbox, CreateContainer and StartContainer calls in flight at once, those of pods further along first (0: no limit, as the kubelet)")
 	fs.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity (2: per-pod changes, 4: debug)")
 	fs.StringVar(&o.pleg, "pleg", string(pleg.KindGeneric), "pod lifecycle event generator: generic (relists the runtime every second) or evented (CRI container events, relisting only to reconcile and when the event stream fails)")
 	o.addConfinementFlags(fs)
@@ -211,6 +213,7 @@ func (o *options) config() nodekit.Config {
 	cfg.KubeAPIQPS = o.kubeAPIQPS
 	cfg.KubeAPIBurst = o.kubeAPIBurst
 	cfg.RuntimeRequestTimeout = o.runtimeTimeout
+	cfg.MaxParallelStarts = o.maxStarts
 	cfg.Agent.NodeIP = o.nodeIP
 	cfg.Agent.MaxPods = o.maxPods
 	cfg.Server.Address = o.address

@@ -29,6 +29,17 @@ func TestConfinementFlagsReachTheRuntimeConfig(t *testing.T) {
 				t.Errorf("from flags: %+v", cfg)
 			}
 		}},
+		{"start calls are not limited by default, and --max-parallel-starts or maxParallelStarts limits them", "", nil, func(t *testing.T, o *options) {
+			if n := o.config().MaxParallelStarts; n != 0 {
+				t.Errorf("default MaxParallelStarts %d, want 0 (no limit, as the kubelet)", n)
+			}
+			if o, err := parse(t, "", "--max-parallel-starts", "8"); err != nil || o.config().MaxParallelStarts != 8 {
+				t.Errorf("--max-parallel-starts 8: err %v, want MaxParallelStarts 8", err)
+			}
+			if o, err := parse(t, "maxParallelStarts: 6\n"); err != nil || o.config().MaxParallelStarts != 6 {
+				t.Errorf("config file maxParallelStarts 6: err %v", err)
+			}
+		}},
 		{"the config file sets them by camelCase name", "clusterDns: 10.96.0.10\nclusterDomain: corp.local\nserializeImagePulls: false\n", nil, func(t *testing.T, o *options) {
 			cfg := o.config().CRI
 			if !reflect.DeepEqual(cfg.ClusterDNS, []string{"10.96.0.10"}) || cfg.ClusterDomain != "corp.local" || *cfg.SerializeImagePulls {

@@ -216,5 +216,9 @@
 // runtime.Runtime (and optionally runtime.GarbageCollector) and provide it in
 // place of Module with fx.Decorate or fx.Replace. To use this manager with a
 // different CRI connection (a proxy that injects faults, a recorder), provide
-// your own criapi.RuntimeService and criapi.ImageManagerService.
+// your own criapi.RuntimeService and criapi.ImageManagerService. Two
+// wrappers of a criapi.RuntimeService come with it: Instrument (the kubelet's
+// runtime operation metrics) and LimitStarts (at most N sandbox and container
+// starts in flight, those of pods further along first; nodekit's
+// Config.MaxParallelStarts).
 package cri

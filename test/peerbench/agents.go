@@ -88,6 +88,7 @@ func nodekitAgent(o options) agent {
 			"--node-ip=127.0.0.1", "--manifests="+manifests, "--root-dir="+filepath.Join(dir, "root"),
 			"--cgroup-root="+o.cgroupRoot, "--read-only-port="+strconv.Itoa(port), "--max-pods="+strconv.Itoa(maxPods(pods)),
 			"--v=1")
+		cmd.Args = append(cmd.Args, o.nodekitFlags...)
 		if len(o.nodekitEnv) > 0 {
 			cmd.Env = append(os.Environ(), o.nodekitEnv...)
 		}

@@ -23,6 +23,9 @@ type options struct {
 	// nodekitEnv is added to nodekit's environment (e.g. GOGC=50), to
 	// measure a runtime setting.
 	nodekitEnv []string
+	// nodekitFlags are added to nodekit's command line (e.g.
+	// --max-parallel-starts=8), to measure a setting.
+	nodekitFlags []string
 	// only, when set, is the one agent to run ("kubelet" or "nodekit"):
 	// the other's rows and the ratios are left out.
 	only string
@@ -67,6 +70,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.dropBinaryCache, "drop-binary-cache", false, "drop each agent's binary from the page cache before it starts "+
 		"(with the binaries on a block device without readahead, file-backed RSS is then the pages the agent touched)")
 	env := fs.String("nodekit-env", "", "comma-separated KEY=VALUE added to nodekit's environment, e.g. GOGC=50,GOMEMLIMIT=40MiB")
+	flags := fs.String("nodekit-flags", "", "comma-separated flags added to nodekit's command line, e.g. --max-parallel-starts=8")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -77,14 +81,12 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.pods = append(o.pods, n)
 	}
-	for _, kv := range strings.Split(*env, ",") {
-		if kv = strings.TrimSpace(kv); kv == "" {
-			continue
-		}
-		if !strings.Contains(kv, "=") {
-			return o, fmt.Errorf("--nodekit-env: %q is not KEY=VALUE", kv)
-		}
-		o.nodekitEnv = append(o.nodekitEnv, kv)
+	var err error
+	if o.nodekitEnv, err = commaList("--nodekit-env", *env, "KEY=VALUE", func(kv string) bool { return strings.Contains(kv, "=") }); err != nil {
+		return o, err
+	}
+	if o.nodekitFlags, err = commaList("--nodekit-flags", *flags, "a --flag", func(f string) bool { return strings.HasPrefix(f, "--") }); err != nil {
+		return o, err
 	}
 	for name, v := range map[string]string{"--kubelet": o.kubelet, "--nodekit": o.nodekit, "--endpoint": o.endpoint,
 		"--cgroup-root": o.cgroupRoot, "--work": o.work} {
@@ -149,4 +151,20 @@ func run(ctx context.Context, o options) error {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[peerbench] %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// commaList splits the comma-separated value of flag name, dropping empty
+// items; an item that is not ok is an error saying it is not a want.
+func commaList(name, value, want string, ok func(string) bool) ([]string, error) {
+	var out []string
+	for _, item := range strings.Split(value, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		if !ok(item) {
+			return nil, fmt.Errorf("%s: %q is not %s", name, item, want)
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }

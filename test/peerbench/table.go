@@ -21,6 +21,9 @@ func printTable(w io.Writer, o options, rows []row) {
 	if len(o.nodekitEnv) > 0 {
 		fmt.Fprintf(w, ", nodekit's environment adds %s", strings.Join(o.nodekitEnv, " "))
 	}
+	if len(o.nodekitFlags) > 0 {
+		fmt.Fprintf(w, ", nodekit runs with %s", strings.Join(o.nodekitFlags, " "))
+	}
 	if o.scrapeEvery > 0 {
 		fmt.Fprintf(w, ", /metrics/resource scraped every %v in the steady window", o.scrapeEvery)
 	} else {
