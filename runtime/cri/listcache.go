@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
@@ -12,10 +13,13 @@ import (
 // from a listed object (its pod's UID, name and namespace from the labels,
 // its hash from the annotations, its qualified ID), so a relist of unchanged
 // objects does not decode them again. An entry is reused only while the
-// listed object's state, creation time and the runtime's type match it, so a
-// state change is always decoded afresh. After each list the entries of IDs
-// that list did not report are dropped: the cache never holds more than the
-// latest list. It is safe for concurrent use.
+// listed object's listedKey matches it: a change of state, creation time,
+// runtime type, name or image is always decoded afresh. Labels and
+// annotations are not compared (that would cost what decoding costs): the
+// CRI sets them at creation and no call changes them, so under one ID and
+// creation time they stay what was decoded. After each list the entries of
+// IDs that list did not report are dropped: the cache never holds more than
+// the latest list. It is safe for concurrent use.
 type listCache struct {
 	mu sync.Mutex
 	// gen numbers the lists; an entry's gen is the latest list that
@@ -27,11 +31,38 @@ type listCache struct {
 
 // listedEntry is one decoded object and what it was decoded from.
 type listedEntry struct {
-	gen       uint64
+	gen uint64
+	key listedKey
+	pod podRef
+	c   noderuntime.Container
+}
+
+// listedKey is what of a listed object, besides its ID, its entry is
+// valid for: the fields that can change under one ID. The image strings
+// matter: cri-dockerd lists the image a container was created from by the
+// tag Docker reports now, which becomes the image ID when the tag moves.
+type listedKey struct {
 	rawState  int32
 	createdAt int64
-	pod       podRef
-	c         noderuntime.Container
+	// typ is the runtime's type the ID was qualified with.
+	typ string
+	// name, image, userImage and imageRef are a container's listed
+	// metadata name, image spec and image reference; empty for a sandbox.
+	name, image, userImage, imageRef string
+}
+
+// containerKey is the listedKey of a ListContainers entry.
+func containerKey(c *runtimeapi.Container, typ string) listedKey {
+	return listedKey{
+		rawState: int32(c.GetState()), createdAt: c.GetCreatedAt(), typ: typ,
+		name: c.GetMetadata().GetName(), image: c.GetImage().GetImage(),
+		userImage: c.GetImage().GetUserSpecifiedImage(), imageRef: c.GetImageRef(),
+	}
+}
+
+// sandboxKey is the listedKey of a ListPodSandbox entry.
+func sandboxKey(s *runtimeapi.PodSandbox, typ string) listedKey {
+	return listedKey{rawState: int32(s.GetState()), createdAt: s.GetCreatedAt(), typ: typ}
 }
 
 // podRef names the pod an object belongs to, as its labels say.
@@ -83,16 +114,16 @@ func (c *listCache) end() {
 }
 
 // lookup returns the entry of id in m when it was decoded from an object
-// in the same state, created at the same time, under the same runtime type,
-// and marks it seen by the current list; else it decodes the object with
-// decode, stores and returns that. Call between begin and end.
-func (c *listCache) lookup(m map[string]*listedEntry, id string, rawState int32, createdAt int64, typ string, decode func() *listedEntry) *listedEntry {
-	if e, ok := m[id]; ok && e.rawState == rawState && e.createdAt == createdAt && e.c.ID.Type == typ {
+// with the same key, and marks it seen by the current list; else it decodes
+// the object with decode, stores and returns that. Call between begin and
+// end.
+func (c *listCache) lookup(m map[string]*listedEntry, id string, key listedKey, decode func() *listedEntry) *listedEntry {
+	if e, ok := m[id]; ok && e.key == key {
 		e.gen = c.gen
 		return e
 	}
 	e := decode()
-	e.gen, e.rawState, e.createdAt = c.gen, rawState, createdAt
+	e.gen, e.key = c.gen, key
 	m[id] = e
 	return e
 }

@@ -147,3 +147,27 @@ func TestGetPodsConcurrentCallsAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestGetPodsCacheFollowsAChangedImage(t *testing.T) {
+	e := newTestEnv(t)
+	pod := newPod("u1", "a")
+	if err := e.sync(t, pod).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.listAll(t)[0].Containers[0].Image; got != testImage {
+		t.Fatalf("first list: image %q, want %q", got, testImage)
+	}
+	// As cri-dockerd lists a container whose tag moved to another image:
+	// the image ID in place of the name, same ID, state and creation time.
+	const movedTo = "sha256:0123456789abcdef"
+	id := e.containerIDOf(t, pod, "a")
+	e.rs.Lock()
+	c := e.rs.Containers[id]
+	c.Image = &runtimeapi.ImageSpec{Image: movedTo}
+	c.ImageRef = movedTo
+	e.rs.Unlock()
+	got := e.listAll(t)[0].Containers[0]
+	if got.Image != movedTo || got.ImageID != movedTo {
+		t.Errorf("after the listed image changed: image %q, image ID %q, want %q for both", got.Image, got.ImageID, movedTo)
+	}
+}

@@ -37,24 +37,27 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
+	return m.lists.of(all).group(sandboxes, containers, m.Type()).sorted(), nil
+}
+
+// group collects one GetPods answer from listed objects of a runtime of type
+// typ, decoding only the objects the cache does not hold unchanged. It
+// holds the cache's lock while it runs.
+func (c *listCache) group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container, typ string) *podGrouper {
 	g := newPodGrouper(len(sandboxes), len(sandboxes)+len(containers))
-	cache := m.lists.of(all)
-	typ := m.Type()
-	cache.begin()
+	c.begin()
+	defer c.end()
 	for _, s := range sandboxes {
-		e := cache.lookup(cache.sandboxes, s.GetId(), int32(s.GetState()), s.GetCreatedAt(), typ,
-			func() *listedEntry { return sandboxEntry(s, typ) })
+		e := c.lookup(c.sandboxes, s.GetId(), sandboxKey(s, typ), func() *listedEntry { return sandboxEntry(s, typ) })
 		p := g.pod(e)
 		p.Sandboxes = append(p.Sandboxes, g.copyOf(e))
 	}
-	for _, c := range containers {
-		e := cache.lookup(cache.containers, c.GetId(), int32(c.GetState()), c.GetCreatedAt(), typ,
-			func() *listedEntry { return containerEntry(c, typ) })
+	for _, ct := range containers {
+		e := c.lookup(c.containers, ct.GetId(), containerKey(ct, typ), func() *listedEntry { return containerEntry(ct, typ) })
 		p := g.pod(e)
 		p.Containers = append(p.Containers, g.copyOf(e))
 	}
-	cache.end()
-	return g.sorted(), nil
+	return g
 }
 
 // podGrouper collects one GetPods answer: the pods by UID, each with its
@@ -90,7 +93,7 @@ func (g *podGrouper) pod(e *listedEntry) *noderuntime.Pod {
 		g.byUID[e.pod.uid] = i
 		g.entries = append(g.entries, groupedPod{pod: noderuntime.Pod{ID: e.pod.uid, Name: e.pod.name, Namespace: e.pod.namespace}})
 	}
-	g.entries[i].newest = max(g.entries[i].newest, e.createdAt)
+	g.entries[i].newest = max(g.entries[i].newest, e.key.createdAt)
 	return &g.entries[i].pod
 }
 
