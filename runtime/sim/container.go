@@ -289,8 +289,9 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var found []*container
-	for _, c := range r.containersByPod.candidates(filter.GetLabelSelector(), r.containers) {
+	candidates := r.containersByPod.candidates(filter.GetLabelSelector(), r.containers)
+	found := make([]*container, 0, len(candidates))
+	for _, c := range candidates {
 		if !matchID(c.id, filter.GetId()) || !matchID(c.sandboxID, filter.GetPodSandboxId()) ||
 			!matchLabels(c.labels, filter.GetLabelSelector()) {
 			continue

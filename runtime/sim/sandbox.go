@@ -218,8 +218,9 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var found []*sandbox
-	for _, sb := range r.sandboxesByPod.candidates(filter.GetLabelSelector(), r.sandboxes) {
+	candidates := r.sandboxesByPod.candidates(filter.GetLabelSelector(), r.sandboxes)
+	found := make([]*sandbox, 0, len(candidates))
+	for _, sb := range candidates {
 		if !matchID(sb.id, filter.GetId()) || !matchLabels(sb.labels, filter.GetLabelSelector()) {
 			continue
 		}
