@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -19,6 +20,17 @@ func (e *testEnv) listAll(t *testing.T) []*noderuntime.Pod {
 	return pods
 }
 
+// synced syncs a new pod of the named containers and fails the test when
+// the sync fails.
+func (e *testEnv) synced(t *testing.T, uid string, names ...string) *corev1.Pod {
+	t.Helper()
+	pod := newPod(uid, names...)
+	if err := e.sync(t, pod).Error(); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
 // cachedIDs returns how many sandboxes and containers the full-list cache holds.
 func (e *testEnv) cachedIDs() (sandboxes, containers int) {
 	c := e.m.lists.of(true)
@@ -29,10 +41,7 @@ func (e *testEnv) cachedIDs() (sandboxes, containers int) {
 
 func TestGetPodsCacheNeverHidesAStateChange(t *testing.T) {
 	e := newTestEnv(t)
-	pod := newPod("u1", "a")
-	if err := e.sync(t, pod).Error(); err != nil {
-		t.Fatal(err)
-	}
+	pod := e.synced(t, "u1", "a")
 	if got := e.listAll(t)[0].Containers[0].State; got != noderuntime.ContainerStateRunning {
 		t.Fatalf("first list: state %v, want running", got)
 	}
@@ -49,10 +58,7 @@ func TestGetPodsCacheNeverHidesAStateChange(t *testing.T) {
 
 func TestGetPodsCacheDropsRemovedObjects(t *testing.T) {
 	e := newTestEnv(t)
-	pod := newPod("u1", "a")
-	if err := e.sync(t, pod).Error(); err != nil {
-		t.Fatal(err)
-	}
+	e.synced(t, "u1", "a")
 	p := e.listAll(t)[0]
 	if sb, c := e.cachedIDs(); sb != 1 || c != 1 {
 		t.Fatalf("cache holds %d sandboxes and %d containers, want 1 and 1", sb, c)
@@ -80,10 +86,7 @@ func TestGetPodsCacheDropsRemovedObjects(t *testing.T) {
 
 func TestGetPodsReturnsStructsTheCallerOwns(t *testing.T) {
 	e := newTestEnv(t)
-	pod := newPod("u1", "a")
-	if err := e.sync(t, pod).Error(); err != nil {
-		t.Fatal(err)
-	}
+	e.synced(t, "u1", "a")
 	first := e.listAll(t)[0]
 	first.Name = "mutated"
 	first.Containers[0].Name = "mutated"
@@ -101,10 +104,7 @@ func TestGetPodsReturnsStructsTheCallerOwns(t *testing.T) {
 
 func TestGetPodsCacheFollowsTheRuntimeType(t *testing.T) {
 	e := newTestEnv(t)
-	pod := newPod("u1", "a")
-	if err := e.sync(t, pod).Error(); err != nil {
-		t.Fatal(err)
-	}
+	e.synced(t, "u1", "a")
 	if got := e.listAll(t)[0].Containers[0].ID.Type; got != defaultType {
 		t.Fatalf("type before Version = %q, want %q", got, defaultType)
 	}
@@ -124,9 +124,7 @@ func TestGetPodsCacheFollowsTheRuntimeType(t *testing.T) {
 func TestGetPodsConcurrentCallsAgree(t *testing.T) {
 	e := newTestEnv(t)
 	for _, uid := range []string{"u1", "u2", "u3"} {
-		if err := e.sync(t, newPod(uid, "a", "b")).Error(); err != nil {
-			t.Fatal(err)
-		}
+		e.synced(t, uid, "a", "b")
 	}
 	done := make(chan int, 8)
 	for i := range 8 {
@@ -150,10 +148,7 @@ func TestGetPodsConcurrentCallsAgree(t *testing.T) {
 
 func TestGetPodsCacheFollowsAChangedImage(t *testing.T) {
 	e := newTestEnv(t)
-	pod := newPod("u1", "a")
-	if err := e.sync(t, pod).Error(); err != nil {
-		t.Fatal(err)
-	}
+	pod := e.synced(t, "u1", "a")
 	if got := e.listAll(t)[0].Containers[0].Image; got != testImage {
 		t.Fatalf("first list: image %q, want %q", got, testImage)
 	}
