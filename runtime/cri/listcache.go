@@ -37,10 +37,10 @@ type listedEntry struct {
 	c   noderuntime.Container
 }
 
-// listedKey is what of a listed object, besides its ID, its entry is
-// valid for: the fields that can change under one ID. The image strings
-// matter: cri-dockerd lists the image a container was created from by the
-// tag Docker reports now, which becomes the image ID when the tag moves.
+// listedKey holds the fields of a listed object that can change under one
+// ID and that its entry is valid for. The image strings matter: cri-dockerd
+// lists a container's image as Docker reports it now, which becomes the
+// image ID when the tag the container was created from moves.
 type listedKey struct {
 	rawState  int32
 	createdAt int64

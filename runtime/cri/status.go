@@ -76,6 +76,8 @@ type groupedPod struct {
 	newest int64
 }
 
+// newPodGrouper returns a grouper sized for an answer of at most pods pods
+// and exactly objs sandboxes and containers.
 func newPodGrouper(pods, objs int) *podGrouper {
 	return &podGrouper{
 		byUID:   make(map[types.UID]int, pods),
