@@ -103,7 +103,7 @@ func checkContainerRoundTrip(t *testing.T, m *Manager, pod *corev1.Pod, c *corev
 	if got := m.toContainerStatus(listed, st); got.Name != c.Name {
 		t.Errorf("container name from labels = %q, want %q", got.Name, c.Name)
 	}
-	if l := m.listedToContainer(listed); l.Hash != hashContainer(c) || l.Name != c.Name {
+	if l := listedToContainer(listed, m.Type()); l.Hash != hashContainer(c) || l.Name != c.Name {
 		t.Errorf("listed container = %q %x, want %q %x", l.Name, l.Hash, c.Name, hashContainer(c))
 	}
 	if podUIDOf(labels) != pod.UID || labels[noderuntime.LabelPodName] != pod.Name ||

@@ -68,6 +68,9 @@ type Manager struct {
 	hooks *hookRunner
 	// classes resolves pods' RuntimeClasses; it has its own lock.
 	classes runtimeClasses
+	// lists caches what GetPods decoded from listed objects; it has its
+	// own locks.
+	lists listCaches
 }
 
 // NewManager returns a manager over the given CRI services. It does no I/O:

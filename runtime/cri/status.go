@@ -18,7 +18,10 @@ import (
 // GetPods lists this instance's sandboxes and containers grouped by the pod
 // UID label; with all false only ready sandboxes and running containers are
 // listed. Pods are ordered newest first, and so are each pod's sandboxes and
-// containers. The caller owns the result.
+// containers. The caller owns the result: every call returns new Pod and
+// Container structs. Objects listed unchanged since the previous call of the
+// same mode are not decoded again (see listCache). It is safe for concurrent
+// use.
 func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, error) {
 	sbFilter := &runtimeapi.PodSandboxFilter{LabelSelector: m.ownLabels()}
 	ctFilter := &runtimeapi.ContainerFilter{LabelSelector: m.ownLabels()}
@@ -34,45 +37,94 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	// One entry per pod: the pod and its newest object's creation time.
-	type listed struct {
-		pod    *noderuntime.Pod
-		newest int64
-	}
-	byUID := make(map[types.UID]*listed, len(sandboxes))
-	entries := make([]*listed, 0, len(sandboxes))
-	podFor := func(labels map[string]string, createdAt int64) *noderuntime.Pod {
-		uid := podUIDOf(labels)
-		e, ok := byUID[uid]
-		if !ok {
-			e = &listed{pod: &noderuntime.Pod{ID: uid, Name: labels[noderuntime.LabelPodName], Namespace: labels[noderuntime.LabelPodNamespace]}}
-			byUID[uid] = e
-			entries = append(entries, e)
-		}
-		e.newest = max(e.newest, createdAt)
-		return e.pod
-	}
+	return m.lists.of(all).group(sandboxes, containers, m.Type()).sorted(), nil
+}
+
+// group collects one GetPods answer from listed objects of a runtime of type
+// typ, decoding only the objects the cache does not hold unchanged. It
+// holds the cache's lock while it runs.
+func (c *listCache) group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container, typ string) *podGrouper {
+	g := newPodGrouper(len(sandboxes), len(sandboxes)+len(containers))
+	c.begin()
+	defer c.end()
 	for _, s := range sandboxes {
-		p := podFor(s.GetLabels(), s.GetCreatedAt())
-		p.Sandboxes = append(p.Sandboxes, m.sandboxToContainer(s))
+		e := c.lookup(c.sandboxes, s.GetId(), sandboxKey(s, typ), func() *listedEntry { return sandboxEntry(s, typ) })
+		p := g.pod(e)
+		p.Sandboxes = append(p.Sandboxes, g.copyOf(e))
 	}
-	for _, c := range containers {
-		p := podFor(c.GetLabels(), c.GetCreatedAt())
-		p.Containers = append(p.Containers, m.listedToContainer(c))
+	for _, ct := range containers {
+		e := c.lookup(c.containers, ct.GetId(), containerKey(ct, typ), func() *listedEntry { return containerEntry(ct, typ) })
+		p := g.pod(e)
+		p.Containers = append(p.Containers, g.copyOf(e))
 	}
-	slices.SortStableFunc(entries, func(a, b *listed) int {
+	return g
+}
+
+// podGrouper collects one GetPods answer: the pods by UID, each with its
+// newest object's creation time. The structs it hands out come from slabs
+// allocated once per call, so a list of N objects costs a few allocations,
+// not N; each struct is still the caller's own.
+type podGrouper struct {
+	byUID   map[types.UID]int
+	entries []groupedPod
+	objs    []noderuntime.Container
+}
+
+// groupedPod is one pod of the answer and its newest object's creation time.
+type groupedPod struct {
+	pod    noderuntime.Pod
+	newest int64
+}
+
+// newPodGrouper returns a grouper sized for an answer of at most pods pods
+// and exactly objs sandboxes and containers.
+func newPodGrouper(pods, objs int) *podGrouper {
+	return &podGrouper{
+		byUID:   make(map[types.UID]int, pods),
+		entries: make([]groupedPod, 0, pods),
+		objs:    make([]noderuntime.Container, 0, objs),
+	}
+}
+
+// pod returns the answer's pod of a listed object, adding it on first sight.
+// The pointer is valid until the next call.
+func (g *podGrouper) pod(e *listedEntry) *noderuntime.Pod {
+	i, ok := g.byUID[e.pod.uid]
+	if !ok {
+		i = len(g.entries)
+		g.byUID[e.pod.uid] = i
+		g.entries = append(g.entries, groupedPod{pod: noderuntime.Pod{ID: e.pod.uid, Name: e.pod.name, Namespace: e.pod.namespace}})
+	}
+	g.entries[i].newest = max(g.entries[i].newest, e.key.createdAt)
+	return &g.entries[i].pod
+}
+
+// copyOf returns a new copy of the entry's object.
+func (g *podGrouper) copyOf(e *listedEntry) *noderuntime.Container {
+	if len(g.objs) == cap(g.objs) {
+		return new(e.c)
+	}
+	g.objs = append(g.objs, e.c)
+	return &g.objs[len(g.objs)-1]
+}
+
+// sorted returns the pods newest first (ties by UID), each pod's sandboxes
+// and containers newest first.
+func (g *podGrouper) sorted() []*noderuntime.Pod {
+	slices.SortStableFunc(g.entries, func(a, b groupedPod) int {
 		if a.newest != b.newest {
 			return cmp.Compare(b.newest, a.newest)
 		}
 		return cmp.Compare(a.pod.ID, b.pod.ID)
 	})
-	out := make([]*noderuntime.Pod, len(entries))
-	for i, e := range entries {
-		sortNewestFirst(e.pod.Sandboxes)
-		sortNewestFirst(e.pod.Containers)
-		out[i] = e.pod
+	out := make([]*noderuntime.Pod, len(g.entries))
+	for i := range g.entries {
+		p := &g.entries[i].pod
+		sortNewestFirst(p.Sandboxes)
+		sortNewestFirst(p.Containers)
+		out[i] = p
 	}
-	return out, nil
+	return out
 }
 
 // GetPodStatus inspects every sandbox and container of this instance that
@@ -191,10 +243,20 @@ func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.
 	}
 }
 
-// listedToContainer converts a ListContainers entry.
-func (m *Manager) listedToContainer(c *runtimeapi.Container) *noderuntime.Container {
+// containerEntry decodes a ListContainers entry for the list cache.
+func containerEntry(c *runtimeapi.Container, typ string) *listedEntry {
+	return &listedEntry{pod: podRefOf(c.GetLabels()), c: *listedToContainer(c, typ)}
+}
+
+// sandboxEntry decodes a ListPodSandbox entry for the list cache.
+func sandboxEntry(s *runtimeapi.PodSandbox, typ string) *listedEntry {
+	return &listedEntry{pod: podRefOf(s.GetLabels()), c: *sandboxToContainer(s, typ)}
+}
+
+// listedToContainer converts a ListContainers entry of a runtime of type typ.
+func listedToContainer(c *runtimeapi.Container, typ string) *noderuntime.Container {
 	return &noderuntime.Container{
-		ID:        m.containerID(c.GetId()),
+		ID:        noderuntime.ContainerID{Type: typ, ID: c.GetId()},
 		Name:      c.GetMetadata().GetName(),
 		Image:     imageName(c.GetImage()),
 		ImageID:   c.GetImageRef(),
@@ -204,14 +266,14 @@ func (m *Manager) listedToContainer(c *runtimeapi.Container) *noderuntime.Contai
 	}
 }
 
-// sandboxToContainer converts a ListPodSandbox entry; a ready sandbox counts
-// as running.
-func (m *Manager) sandboxToContainer(s *runtimeapi.PodSandbox) *noderuntime.Container {
+// sandboxToContainer converts a ListPodSandbox entry of a runtime of type
+// typ; a ready sandbox counts as running.
+func sandboxToContainer(s *runtimeapi.PodSandbox, typ string) *noderuntime.Container {
 	state := noderuntime.ContainerStateExited
 	if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
 		state = noderuntime.ContainerStateRunning
 	}
-	return &noderuntime.Container{ID: m.containerID(s.GetId()), State: state, CreatedAt: fromNanos(s.GetCreatedAt())}
+	return &noderuntime.Container{ID: noderuntime.ContainerID{Type: typ, ID: s.GetId()}, State: state, CreatedAt: fromNanos(s.GetCreatedAt())}
 }
 
 // imageName prefers the image name the user wrote over the resolved ID.

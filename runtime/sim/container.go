@@ -289,8 +289,9 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	found := map[string]*container{}
-	for _, c := range r.containersByPod.candidates(filter.GetLabelSelector(), r.containers) {
+	candidates := r.containersByPod.candidates(filter.GetLabelSelector(), r.containers)
+	found := make([]*container, 0, len(candidates))
+	for _, c := range candidates {
 		if !matchID(c.id, filter.GetId()) || !matchID(c.sandboxID, filter.GetPodSandboxId()) ||
 			!matchLabels(c.labels, filter.GetLabelSelector()) {
 			continue
@@ -298,17 +299,30 @@ func (r *Runtime) ListContainers(ctx context.Context, filter *runtimeapi.Contain
 		if st := filter.GetState(); st != nil && st.GetState() != c.state {
 			continue
 		}
-		found[c.id] = c
+		found = append(found, c)
 	}
-	out := make([]*runtimeapi.Container, 0, len(found))
-	for _, c := range sortedContainers(found) {
-		out = append(out, &runtimeapi.Container{
-			Id: c.id, PodSandboxId: c.sandboxID, Metadata: c.metadata(), Image: c.imageSpec(),
-			ImageRef: c.image.id, ImageId: c.image.id, State: c.state, CreatedAt: c.createdAt,
-			Labels: c.labels, Annotations: c.annotations,
-		})
+	sortBySeq(found)
+	return listedContainers(found), nil
+}
+
+// listedContainers builds the answer of ListContainers: new messages, taken
+// from slabs allocated once per list, with the shared label and annotation
+// maps.
+func listedContainers(cs []*container) []*runtimeapi.Container {
+	out := make([]*runtimeapi.Container, len(cs))
+	msgs := make([]runtimeapi.Container, len(cs))
+	metas := make([]runtimeapi.ContainerMetadata, len(cs))
+	images := make([]runtimeapi.ImageSpec, len(cs))
+	for i, c := range cs {
+		metas[i].Name, metas[i].Attempt = c.meta.Name, c.meta.Attempt
+		images[i].Image, images[i].UserSpecifiedImage = c.image.name, c.userImage
+		m := &msgs[i]
+		m.Id, m.PodSandboxId, m.Metadata, m.Image = c.id, c.sandboxID, &metas[i], &images[i]
+		m.ImageRef, m.ImageId, m.State, m.CreatedAt = c.image.id, c.image.id, c.state, c.createdAt
+		m.Labels, m.Annotations = c.labels, c.annotations
+		out[i] = m
 	}
-	return out, nil
+	return out
 }
 
 // ContainerStatus reports one container; NotFound for an unknown ID.

@@ -1,7 +1,8 @@
 package sim
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -53,6 +54,11 @@ func sortedContainers(m map[string]*container) []*container {
 	for _, c := range m {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	sortBySeq(out)
 	return out
+}
+
+// sortBySeq orders containers by creation.
+func sortBySeq(cs []*container) {
+	slices.SortFunc(cs, func(a, b *container) int { return cmp.Compare(a.seq, b.seq) })
 }

@@ -1,11 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"net/netip"
-	"sort"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -217,8 +218,9 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var found []*sandbox
-	for _, sb := range r.sandboxesByPod.candidates(filter.GetLabelSelector(), r.sandboxes) {
+	candidates := r.sandboxesByPod.candidates(filter.GetLabelSelector(), r.sandboxes)
+	found := make([]*sandbox, 0, len(candidates))
+	for _, sb := range candidates {
 		if !matchID(sb.id, filter.GetId()) || !matchLabels(sb.labels, filter.GetLabelSelector()) {
 			continue
 		}
@@ -227,15 +229,26 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSand
 		}
 		found = append(found, sb)
 	}
-	sort.Slice(found, func(i, j int) bool { return found[i].seq < found[j].seq })
-	out := make([]*runtimeapi.PodSandbox, 0, len(found))
-	for _, sb := range found {
-		out = append(out, &runtimeapi.PodSandbox{
-			Id: sb.id, Metadata: sb.metadata(), State: sb.state, CreatedAt: sb.createdAt,
-			Labels: sb.labels, Annotations: sb.annotations, RuntimeHandler: sb.handler,
-		})
+	slices.SortFunc(found, func(a, b *sandbox) int { return cmp.Compare(a.seq, b.seq) })
+	return listedSandboxes(found), nil
+}
+
+// listedSandboxes builds the answer of ListPodSandbox: new messages, taken
+// from slabs allocated once per list, with the shared label and annotation
+// maps.
+func listedSandboxes(sbs []*sandbox) []*runtimeapi.PodSandbox {
+	out := make([]*runtimeapi.PodSandbox, len(sbs))
+	msgs := make([]runtimeapi.PodSandbox, len(sbs))
+	metas := make([]runtimeapi.PodSandboxMetadata, len(sbs))
+	for i, sb := range sbs {
+		md := &metas[i]
+		md.Name, md.Namespace, md.Uid, md.Attempt = sb.meta.Name, sb.meta.Namespace, sb.meta.Uid, sb.meta.Attempt
+		m := &msgs[i]
+		m.Id, m.Metadata, m.State, m.CreatedAt = sb.id, md, sb.state, sb.createdAt
+		m.Labels, m.Annotations, m.RuntimeHandler = sb.labels, sb.annotations, sb.handler
+		out[i] = m
 	}
-	return out, nil
+	return out
 }
 
 // sandboxLocked finds a sandbox by ID or unique ID prefix.
