@@ -61,9 +61,10 @@ func (c *listCache) group(sandboxes []*runtimeapi.PodSandbox, containers []*runt
 }
 
 // podGrouper collects one GetPods answer: the pods by UID, each with its
-// newest object's creation time. The structs it hands out come from slabs
-// allocated once per call, so a list of N objects costs a few allocations,
-// not N; each struct is still the caller's own.
+// newest object's creation time. The Pod and Container structs it hands out
+// come from slabs allocated once per call; each pod's Sandboxes and
+// Containers slices still grow by append (about two allocations per pod).
+// Each struct is the caller's own.
 type podGrouper struct {
 	byUID   map[types.UID]int
 	entries []groupedPod
