@@ -30,6 +30,9 @@ type measurement struct {
 	relistMax float64
 	unhealthy int     // log lines saying the PLEG is not healthy
 	startup   startup // per-pod start-up
+	// slotWait is nodekit's wait for a start slot until every pod ran
+	// (empty for the kubelet, or without --max-parallel-starts).
+	slotWait slotWaits
 	// resident is the binary's resident pages at the window's end, by
 	// section and module (nil when they could not be read).
 	resident *residentPages
@@ -37,10 +40,10 @@ type measurement struct {
 
 func (m measurement) String() string {
 	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f, file-backed %.1f), all Running after %.2fs, teardown %.2fs, "+
-		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v, "+
+		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v, start slot waits %v, "+
 		"/metrics/resource scrapes %d (failed %d, mean %.1fms, %d pods)",
 		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), mib(m.mem.file), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist),
-		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent,
+		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent, m.slotWait,
 		m.scrape.n, m.scrape.failed, ms(m.scrape.mean()), m.scrape.pods)
 }
 
@@ -109,6 +112,11 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 	m.toRunning = time.Since(p.started)
 	if m.startCPU, err = cpuOf(p.pid()); err != nil {
 		return m, err
+	}
+	if a.name == "nodekit" {
+		if m.slotWait, err = scrapeSlotWaits(ctx, metrics); err != nil {
+			logf("%s: no start slot waits: %v", a.name, err)
+		}
 	}
 	windowStart := time.Now()
 	before, errBefore := scrapeRelist(ctx, metrics)

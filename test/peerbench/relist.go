@@ -55,32 +55,45 @@ func scrapeRelist(ctx context.Context, url string) (relistTotals, error) {
 }
 
 func scrapeRelistOnce(ctx context.Context, url string) (relistTotals, error) {
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the agents' self-signed certificates, on loopback
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	families, err := scrapeFamilies(ctx, url)
 	if err != nil {
 		return relistTotals{}, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return relistTotals{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return relistTotals{}, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return relistTotals{}, fmt.Errorf("parse %s: %w", url, err)
 	}
 	f := families[relistMetric]
 	if f == nil || len(f.GetMetric()) == 0 || f.GetType() != dto.MetricType_HISTOGRAM {
 		return relistTotals{}, fmt.Errorf("%s has no histogram %s", url, relistMetric)
 	}
-	h := f.GetMetric()[0].GetHistogram()
-	return relistTotals{count: h.GetSampleCount(), sum: h.GetSampleSum(), buckets: h.GetBucket()}, nil
+	return totalsOf(f.GetMetric()[0].GetHistogram()), nil
+}
+
+// totalsOf is one histogram's count, sum and buckets.
+func totalsOf(h *dto.Histogram) relistTotals {
+	return relistTotals{count: h.GetSampleCount(), sum: h.GetSampleSum(), buckets: h.GetBucket()}
+}
+
+// scrapeFamilies reads and parses an agent's /metrics.
+func scrapeFamilies(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the agents' self-signed certificates, on loopback
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", url, err)
+	}
+	return families, nil
 }
 
 // meanRelist is the mean relist duration between two scrapes.

@@ -25,8 +25,8 @@ type startup struct {
 	total, cri, agent quantiles // arrival to running; in the runtime; total minus runtime, per pod
 }
 
-// quantiles are the p50, p99 and max of a set of durations.
-type quantiles struct{ p50, p99, max time.Duration }
+// quantiles are the p50, p99, max and mean of a set of durations.
+type quantiles struct{ p50, p99, max, mean time.Duration }
 
 func quantilesOf(ds []time.Duration) quantiles {
 	if len(ds) == 0 {
@@ -38,11 +38,15 @@ func quantilesOf(ds []time.Duration) quantiles {
 		i := int(q*float64(len(s))+0.999999) - 1 // nearest rank
 		return s[min(max(i, 0), len(s)-1)]
 	}
-	return quantiles{p50: at(0.50), p99: at(0.99), max: s[len(s)-1]}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return quantiles{p50: at(0.50), p99: at(0.99), max: s[len(s)-1], mean: sum / time.Duration(len(s))}
 }
 
 func (q quantiles) String() string {
-	return fmt.Sprintf("p50 %.2fs p99 %.2fs max %.2fs", q.p50.Seconds(), q.p99.Seconds(), q.max.Seconds())
+	return fmt.Sprintf("p50 %.2fs p99 %.2fs max %.2fs mean %.2fs", q.p50.Seconds(), q.p99.Seconds(), q.max.Seconds(), q.mean.Seconds())
 }
 
 // runningTracker remembers when each benchmark pod's container was first

@@ -14,13 +14,13 @@ func TestQuantilesOfNearestRank(t *testing.T) {
 		ds = append(ds, time.Duration(i)*time.Millisecond)
 	}
 	q := quantilesOf(ds)
-	if q.p50 != 50*time.Millisecond || q.p99 != 99*time.Millisecond || q.max != 100*time.Millisecond {
+	if q.p50 != 50*time.Millisecond || q.p99 != 99*time.Millisecond || q.max != 100*time.Millisecond || q.mean != 50500*time.Microsecond {
 		t.Fatalf("quantiles of 1..100 ms: %+v", q)
 	}
 	if ds[0] != 100*time.Millisecond {
 		t.Fatal("quantilesOf sorted its input in place")
 	}
-	if q := quantilesOf([]time.Duration{time.Second}); q.p50 != time.Second || q.p99 != time.Second {
+	if q := quantilesOf([]time.Duration{time.Second}); q.p50 != time.Second || q.p99 != time.Second || q.mean != time.Second {
 		t.Fatalf("one sample: %+v", q)
 	}
 	if q := quantilesOf(nil); q != (quantiles{}) {

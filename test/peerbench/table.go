@@ -79,17 +79,47 @@ func printTable(w io.Writer, o options, rows []row) {
 		"in the runtime: the sandbox's creation to the container's start as containerd records them; the rest: the difference, per pod)")
 	fmt.Fprintln(w, "\n| pods | agent | mean relist, steady (ms) | mean relist, whole run (ms) | longest relist at most (s) | PLEG-unhealthy log lines | start-up p50 (s) | start-up p99 (s) | in the runtime p50 (s) | in the runtime p99 (s) | the rest p50 (s) | the rest p99 (s) |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	eachMedian(rows, func(pods int, agent string, m measurement) {
+		fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", pods, agent,
+			ms(m.relist), ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total.p50.Seconds(), m.startup.total.p99.Seconds(),
+			m.startup.cri.p50.Seconds(), m.startup.cri.p99.Seconds(), m.startup.agent.p50.Seconds(), m.startup.agent.p99.Seconds())
+	})
+	printMeans(w, rows)
+}
+
+// eachMedian calls f with each row's and agent's median measurement, the
+// kubelet's first; agents without runs are left out.
+func eachMedian(rows []row, f func(pods int, agent string, m measurement)) {
 	for _, r := range rows {
 		for i, runs := range r.runs {
-			if len(runs) == 0 {
-				continue
+			if len(runs) > 0 {
+				f(r.pods, []string{"kubelet", "nodekit"}[i], median(runs))
 			}
-			m := median(runs)
-			fmt.Fprintf(w, "| %d | %s | %.1f | %.1f | %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.pods, names[i],
-				ms(m.relist), ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total.p50.Seconds(), m.startup.total.p99.Seconds(),
-				m.startup.cri.p50.Seconds(), m.startup.cri.p99.Seconds(), m.startup.agent.p50.Seconds(), m.startup.agent.p99.Seconds())
 		}
 	}
+}
+
+// printMeans writes the mean start-up per pod, split three ways: means
+// add up, so the wait for a start slot (nodekit with
+// --max-parallel-starts) comes out of "the rest" (a RunPodSandbox's wait,
+// before the sandbox exists) and out of "in the runtime" (the waits of
+// CreateContainer and StartContainer) exactly, per pod on average.
+func printMeans(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "\nMean start-up per pod, split: the agent's own (the rest, less the wait for a start slot before the sandbox), "+
+		"the wait for a start slot (all three stages), and the runtime's own (in the runtime, less the waits of CreateContainer and StartContainer)")
+	fmt.Fprintln(w, "\n| pods | agent | start-up (s) | in the runtime (s) | the rest (s) | slot wait before the sandbox (s) | slot wait, create and start (s) | the agent's own (s) | the runtime's own (s) | slot-waited calls (sandbox / create / start) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	eachMedian(rows, func(pods int, agent string, m measurement) {
+		sandbox := m.slotWait.perPod(opSandbox, pods)
+		later := m.slotWait.perPod(opCreate, pods) + m.slotWait.perPod(opStart, pods)
+		calls := "none"
+		if len(m.slotWait) > 0 {
+			calls = fmt.Sprintf("%d / %d / %d", m.slotWait.calls(opSandbox), m.slotWait.calls(opCreate), m.slotWait.calls(opStart))
+		}
+		fmt.Fprintf(w, "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", pods, agent,
+			m.startup.total.mean.Seconds(), m.startup.cri.mean.Seconds(), m.startup.agent.mean.Seconds(), sandbox.Seconds(), later.Seconds(),
+			(m.startup.agent.mean - sandbox).Seconds(), (m.startup.cri.mean - later).Seconds(), calls)
+	})
 }
 
 // printScrapes writes the table of the metrics-server-like scrapes: over
@@ -160,9 +190,10 @@ func median(ms []measurement) measurement {
 	}
 	q := func(f func(measurement) quantiles) quantiles {
 		return quantiles{
-			p50: d(func(m measurement) time.Duration { return f(m).p50 }),
-			p99: d(func(m measurement) time.Duration { return f(m).p99 }),
-			max: d(func(m measurement) time.Duration { return f(m).max }),
+			p50:  d(func(m measurement) time.Duration { return f(m).p50 }),
+			p99:  d(func(m measurement) time.Duration { return f(m).p99 }),
+			max:  d(func(m measurement) time.Duration { return f(m).max }),
+			mean: d(func(m measurement) time.Duration { return f(m).mean }),
 		}
 	}
 	// The steady CPU and its window come from one run, the one with the
@@ -185,6 +216,7 @@ func median(ms []measurement) measurement {
 		relistAll: d(func(m measurement) time.Duration { return m.relistAll }),
 		relistMax: ms[pick(func(m measurement) float64 { return m.relistMax })].relistMax,
 		unhealthy: ms[pick(func(m measurement) float64 { return float64(m.unhealthy) })].unhealthy,
+		slotWait:  ms[pick(func(m measurement) float64 { return m.slotWait[opSandbox].sum })].slotWait,
 		startup: startup{
 			total: q(func(m measurement) quantiles { return m.startup.total }),
 			cri:   q(func(m measurement) quantiles { return m.startup.cri }),
