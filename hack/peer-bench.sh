@@ -13,7 +13,8 @@
 # steady window.
 #
 # Usage: peer-bench.sh [--pods 10,30,100,110] [--steady 30s] [--rounds 1] [--timeout 5m] [--scrape-every 15s]
-#                      [--nodekit-env K=V,...] [--nodekit-flags --flag=V,...] [--only kubelet|nodekit] [--touched] [--keep]
+#                      [--nodekit-env K=V,...] [--nodekit-flags --flag=V,...] [--only kubelet|nodekit] [--first kubelet|nodekit]
+#                      [--touched] [--keep]
 # (--timeout: the longest wait for all pods to run, or to stop; 500 pods
 # on a loaded 2-core machine need about 20m. --scrape-every: the period of
 # the metrics-server-like GET of each agent's /metrics/resource during the
@@ -38,7 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/conformance/lib.sh"
 
 need_root
-pods=10,30,100,110 steady=30s rounds=1 timeout=5m scrape=15s env= flags= only= touched= keep=
+pods=10,30,100,110 steady=30s rounds=1 timeout=5m scrape=15s env= flags= only= first=kubelet touched= keep=
 while [ "$#" -gt 0 ]; do
 	case $1 in
 	--pods) pods=$2; shift 2 ;;
@@ -48,10 +49,11 @@ while [ "$#" -gt 0 ]; do
 	--nodekit-env) env=$2; shift 2 ;;
 	--nodekit-flags) flags=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--first) first=$2; shift 2 ;;
 	--scrape-every) scrape=$2; shift 2 ;;
 	--touched) touched=1; shift ;;
 	--keep) keep=1; shift ;;
-	*) die "usage: $0 [--pods LIST] [--steady DURATION] [--rounds N] [--timeout DURATION] [--scrape-every DURATION] [--nodekit-env K=V,...] [--nodekit-flags --flag=V,...] [--only kubelet|nodekit] [--touched] [--keep]" ;;
+	*) die "usage: $0 [--pods LIST] [--steady DURATION] [--rounds N] [--timeout DURATION] [--scrape-every DURATION] [--nodekit-env K=V,...] [--nodekit-flags --flag=V,...] [--only kubelet|nodekit] [--first kubelet|nodekit] [--touched] [--keep]" ;;
 	esac
 done
 
@@ -114,7 +116,7 @@ rc=0
 phase "peer benchmark, pods $pods" "$bin_dir/peerbench" --kubelet "$kubelet_bin" --nodekit "$nodekit_bin" "${drop[@]}" \
 	--endpoint "unix://$CD_SOCK" --image "$BUSYBOX_IMAGE" --cgroup-root "/$CGROUP_PARENT" --work "$work" \
 	--pods "$pods" --steady "$steady" --rounds "$rounds" --timeout "$timeout" --scrape-every "$scrape" \
-	--nodekit-env "$env" --nodekit-flags "$flags" --only "$only" >"$results" || rc=$?
+	--nodekit-env "$env" --nodekit-flags "$flags" --only "$only" --first "$first" >"$results" || rc=$?
 cat "$results"
 log "table written to $results"
 exit "$rc"

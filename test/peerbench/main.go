@@ -29,6 +29,9 @@ type options struct {
 	// only, when set, is the one agent to run ("kubelet" or "nodekit"):
 	// the other's rows and the ratios are left out.
 	only string
+	// first is the agent that runs first with each pod count and round
+	// ("kubelet", the default, or "nodekit"), to see what the order does.
+	first string
 	// scrapeEvery is the period of the metrics-server-like GET of each
 	// agent's /metrics/resource during the steady window (0: none).
 	scrapeEvery time.Duration
@@ -65,6 +68,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "longest wait for all pods to run, or to stop")
 	fs.IntVar(&o.rounds, "rounds", 1, "runs of each agent per pod count (alternating); the report shows the median")
 	fs.StringVar(&o.only, "only", "", "run only this agent (kubelet or nodekit); the table then has no ratios")
+	fs.StringVar(&o.first, "first", "kubelet", "the agent that runs first with each pod count and round (kubelet or nodekit)")
 	fs.DurationVar(&o.scrapeEvery, "scrape-every", 15*time.Second, "GET each agent's /metrics/resource this often during the steady window, "+
 		"as metrics-server does (its default 15s); 0: no scrape")
 	fs.BoolVar(&o.dropBinaryCache, "drop-binary-cache", false, "drop each agent's binary from the page cache before it starts "+
@@ -97,6 +101,9 @@ func parseFlags(args []string) (options, error) {
 	if o.only != "" && o.only != "kubelet" && o.only != "nodekit" {
 		return o, fmt.Errorf("--only: %q is neither kubelet nor nodekit", o.only)
 	}
+	if o.first != "kubelet" && o.first != "nodekit" {
+		return o, fmt.Errorf("--first: %q is neither kubelet nor nodekit", o.first)
+	}
 	if o.scrapeEvery < 0 {
 		return o, fmt.Errorf("--scrape-every must not be negative")
 	}
@@ -113,11 +120,16 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	agents := []agent{kubeletAgent(o), nodekitAgent(o)}
+	order := []int{0, 1}
+	if o.first == "nodekit" {
+		order = []int{1, 0}
+	}
 	var rows []row
 	for _, n := range o.pods {
 		r := row{pods: n}
 		for round := range o.rounds {
-			for i, a := range agents {
+			for _, i := range order {
+				a := agents[i]
 				if o.only != "" && a.name != o.only {
 					continue
 				}

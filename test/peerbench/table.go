@@ -17,7 +17,7 @@ type row struct {
 // printTable writes the markdown tables: each agent's median over the
 // rounds, and nodekit's figures as ratios of the kubelet's.
 func printTable(w io.Writer, o options, rows []row) {
-	fmt.Fprintf(w, "\nsteady window %v, %d round(s), load average at the end %s", o.steady, o.rounds, loadAverage())
+	fmt.Fprintf(w, "\nsteady window %v, %d round(s), %s first, load average at the end %s", o.steady, o.rounds, o.first, loadAverage())
 	if len(o.nodekitEnv) > 0 {
 		fmt.Fprintf(w, ", nodekit's environment adds %s", strings.Join(o.nodekitEnv, " "))
 	}
