@@ -44,63 +44,120 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 // typ, decoding only the objects the cache does not hold unchanged. It
 // holds the cache's lock while it runs.
 func (c *listCache) group(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container, typ string) *podGrouper {
-	g := newPodGrouper(len(sandboxes), len(sandboxes)+len(containers))
+	g := newPodGrouper(len(sandboxes), len(containers))
 	c.begin()
 	defer c.end()
 	for _, s := range sandboxes {
-		e := c.lookup(c.sandboxes, s.GetId(), sandboxKey(s, typ), func() *listedEntry { return sandboxEntry(s, typ) })
-		p := g.pod(e)
-		p.Sandboxes = append(p.Sandboxes, g.copyOf(e))
+		g.add(c.lookup(c.sandboxes, s.GetId(), sandboxKey(s, typ), func() *listedEntry { return sandboxEntry(s, typ) }), true)
 	}
 	for _, ct := range containers {
-		e := c.lookup(c.containers, ct.GetId(), containerKey(ct, typ), func() *listedEntry { return containerEntry(ct, typ) })
-		p := g.pod(e)
-		p.Containers = append(p.Containers, g.copyOf(e))
+		g.add(c.lookup(c.containers, ct.GetId(), containerKey(ct, typ), func() *listedEntry { return containerEntry(ct, typ) }), false)
 	}
+	g.fill()
 	return g
 }
 
 // podGrouper collects one GetPods answer: the pods by UID, each with its
-// newest object's creation time. The Pod and Container structs it hands out
-// come from slabs allocated once per call; each pod's Sandboxes and
-// Containers slices still grow by append (about two allocations per pod).
-// Each struct is the caller's own.
+// newest object's creation time. It works in two passes so that a call
+// allocates a fixed number of slices whatever the number of pods: add
+// finds each listed object's pod and counts the pod's sandboxes and
+// containers, then fill cuts every pod's Sandboxes and Containers slices
+// from one slab of pointers and copies the objects into them. The Pod and
+// Container structs come from slabs too. Each struct is the caller's own,
+// and each pod's slices have a capacity of exactly their length, so a
+// caller appending to one pod's slice gets a new array and never writes
+// over another pod's entries.
 type podGrouper struct {
 	byUID   map[types.UID]int
 	entries []groupedPod
-	objs    []noderuntime.Container
+	// listed holds every listed object in list order, sandboxes first;
+	// sandboxes is how many of them are sandboxes.
+	listed    []groupedObject
+	sandboxes int
+	objs      []noderuntime.Container
 }
 
-// groupedPod is one pod of the answer and its newest object's creation time.
+// groupedPod is one pod of the answer, its newest object's creation time,
+// and how many sandboxes and containers it has.
 type groupedPod struct {
-	pod    noderuntime.Pod
-	newest int64
+	pod                   noderuntime.Pod
+	newest                int64
+	sandboxes, containers int
 }
 
-// newPodGrouper returns a grouper sized for an answer of at most pods pods
-// and exactly objs sandboxes and containers.
-func newPodGrouper(pods, objs int) *podGrouper {
+// groupedObject is one listed object's cache entry and the index of its pod
+// in podGrouper.entries.
+type groupedObject struct {
+	e   *listedEntry
+	pod int
+}
+
+// newPodGrouper returns a grouper sized for an answer of the given numbers
+// of listed sandboxes and containers; there are at most as many pods as
+// sandboxes, more only when containers outlive their sandboxes.
+func newPodGrouper(sandboxes, containers int) *podGrouper {
 	return &podGrouper{
-		byUID:   make(map[types.UID]int, pods),
-		entries: make([]groupedPod, 0, pods),
-		objs:    make([]noderuntime.Container, 0, objs),
+		byUID:   make(map[types.UID]int, sandboxes),
+		entries: make([]groupedPod, 0, sandboxes),
+		listed:  make([]groupedObject, 0, sandboxes+containers),
+		objs:    make([]noderuntime.Container, 0, sandboxes+containers),
 	}
 }
 
-// pod returns the answer's pod of a listed object, adding it on first sight.
-// The pointer is valid until the next call.
-func (g *podGrouper) pod(e *listedEntry) *noderuntime.Pod {
+// add records a listed object, a sandbox or a container, and counts it in
+// its pod, adding the pod on first sight. Add all sandboxes before any
+// container, then call fill once.
+func (g *podGrouper) add(e *listedEntry, sandbox bool) {
 	i, ok := g.byUID[e.pod.uid]
 	if !ok {
 		i = len(g.entries)
 		g.byUID[e.pod.uid] = i
 		g.entries = append(g.entries, groupedPod{pod: noderuntime.Pod{ID: e.pod.uid, Name: e.pod.name, Namespace: e.pod.namespace}})
 	}
-	g.entries[i].newest = max(g.entries[i].newest, e.key.createdAt)
-	return &g.entries[i].pod
+	p := &g.entries[i]
+	p.newest = max(p.newest, e.key.createdAt)
+	if sandbox {
+		p.sandboxes++
+		g.sandboxes++
+	} else {
+		p.containers++
+	}
+	g.listed = append(g.listed, groupedObject{e: e, pod: i})
 }
 
-// copyOf returns a new copy of the entry's object.
+// fill gives every pod its Sandboxes and Containers, in list order: slices
+// cut from one slab of pointers, of capacity exactly their length (nil when
+// empty), holding a copy of each added object.
+func (g *podGrouper) fill() {
+	slab := make([]*noderuntime.Container, len(g.listed))
+	off := 0
+	for i := range g.entries {
+		p := &g.entries[i]
+		p.pod.Sandboxes, off = cut(slab, off, p.sandboxes)
+		p.pod.Containers, off = cut(slab, off, p.containers)
+	}
+	for _, o := range g.listed[:g.sandboxes] {
+		p := &g.entries[o.pod].pod
+		p.Sandboxes = append(p.Sandboxes, g.copyOf(o.e))
+	}
+	for _, o := range g.listed[g.sandboxes:] {
+		p := &g.entries[o.pod].pod
+		p.Containers = append(p.Containers, g.copyOf(o.e))
+	}
+}
+
+// cut returns an empty slice of slab at off with a capacity of n (nil when
+// n is 0), so appending n pointers fills it in place and one more moves it
+// to a new array, and the offset after it.
+func cut(slab []*noderuntime.Container, off, n int) ([]*noderuntime.Container, int) {
+	if n == 0 {
+		return nil, off
+	}
+	return slab[off : off : off+n], off + n
+}
+
+// copyOf returns a new copy of the entry's object: in the grouper's slab
+// while it has room, else in a struct of its own.
 func (g *podGrouper) copyOf(e *listedEntry) *noderuntime.Container {
 	if len(g.objs) == cap(g.objs) {
 		return new(e.c)
