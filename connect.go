@@ -18,8 +18,10 @@ import (
 
 // criServices are the runtime and image services every CRI call goes
 // through, instrumented with the kubelet's runtime operation metrics (which
-// time the runtime's part of a call: the wait for a start slot,
-// Config.MaxParallelStarts, is outside them).
+// time the runtime's part of a call). With Config.MaxParallelStarts the
+// runtime service is also bounded by cri.LimitStarts, outside the
+// instrumentation, and the wait for a start slot goes to its own histogram,
+// nodekit_runtime_start_slot_wait_seconds.
 type criServices struct {
 	rs criapi.RuntimeService
 	is criapi.ImageManagerService
@@ -33,7 +35,7 @@ func connectCRI(cfg Config, clk clock.WithTicker, reg prometheus.Registerer, log
 		log.Info("Using the SIMULATED runtime: no containers run", "runtime", sim.RuntimeName, "version", sim.RuntimeVersion)
 		s := sim.New(clk, log, cfg.Sim)
 		rs, is := cri.Instrument(s, s, clk, reg)
-		return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts), is: is}, nil
+		return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg), is: is}, nil
 	}
 	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), log.WithName("cri-client")), 30*time.Second)
 	defer cancel()
@@ -54,5 +56,5 @@ func connectCRI(cfg Config, clk clock.WithTicker, reg prometheus.Registerer, log
 		return criServices{}, fmt.Errorf("connect to image service at %s: %w", cfg.ImageEndpoint, err)
 	}
 	rs, is = cri.Instrument(rs, is, clk, reg)
-	return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts), is: is}, nil
+	return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg), is: is}, nil
 }

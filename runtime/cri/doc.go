@@ -220,5 +220,7 @@
 // wrappers of a criapi.RuntimeService come with it: Instrument (the kubelet's
 // runtime operation metrics) and LimitStarts (at most N sandbox and container
 // starts in flight, those of pods further along first; nodekit's
-// Config.MaxParallelStarts).
+// Config.MaxParallelStarts). LimitStarts observes each start's wait for a
+// slot in nodekit_runtime_start_slot_wait_seconds; wrapped around Instrument,
+// as nodekit does, the runtime operation metrics leave that wait out.
 package cri

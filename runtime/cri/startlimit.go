@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	criapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit/nodekit/internal/promutil"
 )
 
 // Start stages, in the order a pod goes through them; a later stage waits
@@ -17,6 +21,19 @@ const (
 	stageStart          // StartContainer
 	stageCount
 )
+
+// stageOp is the kubelet's operation name (Instrument's) of the calls of
+// stage.
+func stageOp(stage int) string {
+	switch stage {
+	case stageSandbox:
+		return "run_podsandbox"
+	case stageCreate:
+		return "create_container"
+	default:
+		return "start_container"
+	}
+}
 
 // LimitStarts wraps a CRI runtime service so that at most n of its
 // RunPodSandbox, CreateContainer and StartContainer calls are in flight at
@@ -31,22 +48,52 @@ const (
 // every start on the runtime together, each call then outlasting the
 // request timeout and being retried as a new container. The wait happens
 // before the call's own timeout starts. Every other call, the stops and
-// removals of a kill above all, passes straight through. n <= 0 returns rs
-// itself: no limit, the kubelet's behaviour.
-func LimitStarts(rs criapi.RuntimeService, n int) criapi.RuntimeService {
+// removals of a kill above all, passes straight through.
+//
+// Every start call observes its wait for a slot, measured on clk, in
+// nodekit_runtime_start_slot_wait_seconds on reg by operation_type (the
+// kubelet's names: run_podsandbox, create_container, start_container): 0
+// when a slot was free at once, and a wait that ended with the context
+// too. Instrument's runtime operation metrics, when rs is instrumented,
+// time only the runtime's part of a call and never see this wait.
+//
+// n <= 0 returns rs itself and registers nothing: no limit, the kubelet's
+// behaviour. The returned service is safe for concurrent use.
+func LimitStarts(rs criapi.RuntimeService, n int, clk clock.PassiveClock, reg prometheus.Registerer) criapi.RuntimeService {
 	if n <= 0 {
 		return rs
 	}
-	return &limitedStarts{RuntimeService: rs, slots: newStartSlots(n)}
+	return &limitedStarts{RuntimeService: rs, slots: newStartSlots(n), clk: clk, wait: newStartWaitMetric(reg)}
+}
+
+// newStartWaitMetric registers the histogram of the wait for a start slot.
+func newStartWaitMetric(reg prometheus.Registerer) *prometheus.HistogramVec {
+	return promutil.Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "nodekit", Name: "runtime_start_slot_wait_seconds",
+		Help: "Duration in seconds a RunPodSandbox, CreateContainer or StartContainer call waited in nodekit " +
+			"for a start slot before reaching the runtime (0 when one was free; a wait ended by the call's " +
+			"context included), by operation type. Exists only with --max-parallel-starts.",
+		Buckets: prometheus.ExponentialBuckets(.005, 2.5, 14)}, []string{"operation_type"}))
 }
 
 type limitedStarts struct {
 	criapi.RuntimeService
 	slots *startSlots
+	clk   clock.PassiveClock
+	wait  *prometheus.HistogramVec
+}
+
+// acquire takes a slot for a call of stage and observes how long that took,
+// whether it got the slot or its context ended first.
+func (l *limitedStarts) acquire(ctx context.Context, stage int) error {
+	start := l.clk.Now()
+	err := l.slots.acquire(ctx, stage)
+	l.wait.WithLabelValues(stageOp(stage)).Observe(l.clk.Since(start).Seconds())
+	return err
 }
 
 func (l *limitedStarts) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSandboxConfig, handler string) (string, error) {
-	if err := l.slots.acquire(ctx, stageSandbox); err != nil {
+	if err := l.acquire(ctx, stageSandbox); err != nil {
 		return "", err
 	}
 	defer l.slots.release()
@@ -54,7 +101,7 @@ func (l *limitedStarts) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSand
 }
 
 func (l *limitedStarts) CreateContainer(ctx context.Context, sb string, c *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
-	if err := l.slots.acquire(ctx, stageCreate); err != nil {
+	if err := l.acquire(ctx, stageCreate); err != nil {
 		return "", err
 	}
 	defer l.slots.release()
@@ -62,7 +109,7 @@ func (l *limitedStarts) CreateContainer(ctx context.Context, sb string, c *runti
 }
 
 func (l *limitedStarts) StartContainer(ctx context.Context, id string) error {
-	if err := l.slots.acquire(ctx, stageStart); err != nil {
+	if err := l.acquire(ctx, stageStart); err != nil {
 		return err
 	}
 	defer l.slots.release()

@@ -10,6 +10,7 @@ import (
 
 	criapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
 )
 
 // blockingStarts is a runtime whose start calls block until proceed
@@ -89,7 +90,7 @@ func waitQueued(t *testing.T, s *startSlots, n int) {
 
 func TestLimitStartsBoundsCallsInFlight(t *testing.T) {
 	b := newBlockingStarts()
-	l := LimitStarts(b, 3).(*limitedStarts)
+	l := LimitStarts(b, 3, clock.RealClock{}, nil).(*limitedStarts)
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
@@ -150,7 +151,7 @@ func TestLimitStartsServesLaterStagesFirst(t *testing.T) {
 
 func TestLimitStartsWaitEndsWithItsContext(t *testing.T) {
 	b := newBlockingStarts()
-	l := LimitStarts(b, 1).(*limitedStarts)
+	l := LimitStarts(b, 1, clock.RealClock{}, nil).(*limitedStarts)
 	go func() { _ = l.StartContainer(context.Background(), "first") }()
 	<-b.entered
 	ctx, cancel := context.WithCancel(context.Background())
@@ -204,7 +205,7 @@ func TestLimitStartsCancelRacesGrant(t *testing.T) {
 
 func TestLimitStartsZeroIsNoLimit(t *testing.T) {
 	b := newBlockingStarts()
-	if got := LimitStarts(b, 0); got != criapi.RuntimeService(b) {
+	if got := LimitStarts(b, 0, clock.RealClock{}, nil); got != criapi.RuntimeService(b) {
 		t.Fatalf("LimitStarts(rs, 0) = %T, want rs itself", got)
 	}
 }
