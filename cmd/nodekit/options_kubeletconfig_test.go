@@ -300,3 +300,23 @@ func FuzzDecodeKubeletConfig(f *testing.F) {
 		_ = o.config()
 	})
 }
+
+func TestRootWithoutArgumentsPrintsHelp(t *testing.T) {
+	var out strings.Builder
+	root := newRootCommand()
+	root.SetOut(&out)
+	root.SetArgs([]string{})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "runtime-sim") || !strings.Contains(got, "--version") {
+		t.Errorf("help without arguments lacks the commands or --version:\n%s", got)
+	}
+	root = newRootCommand()
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"bogus"})
+	if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("an unknown command: err %v, want one naming it", err)
+	}
+}
