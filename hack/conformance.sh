@@ -55,7 +55,7 @@ main() {
 	if [ -z "$agent" ]; then
 		agent="$NODEKIT_TEST_DIR/bin/nodekit"
 		mkdir -p "${agent%/*}"
-		phase "build nodekit" bash -c 'cd "$1" && CGO_ENABLED=0 nice -n 19 go build -o "$2" ./cmd/nodekit' _ "$repo_root" "$agent"
+		phase "build nodekit" bash -c 'cd "$1" && CGO_ENABLED=0 nice -n 19 go build -tags "$3" -o "$2" ./cmd/nodekit' _ "$repo_root" "$agent" "$NODEKIT_BUILD_TAGS"
 	elif [ "$agent" != kubelet ]; then
 		[ -x "$agent" ] || die "$agent is not an executable"
 		agent=$(cd "$(dirname "$agent")" && pwd)/$(basename "$agent")

@@ -12,6 +12,13 @@ CONTAINERD_VERSION=${CONTAINERD_VERSION:-2.4.2}
 CRICTL_VERSION=${CRICTL_VERSION:-1.37.0}
 
 NODEKIT_CACHE=${NODEKIT_CACHE:-/var/cache/nodekit}
+# The build tags nodekit's binary is built with. grpcnotrace leaves out
+# grpc's golang.org/x/net/trace, which nodekit never uses: its html/template
+# makes reflective method calls, and with one of those reachable the linker
+# keeps every exported method of every type used through an interface
+# (about 20 MiB of the binary's mapped sections; docs/benchmarks.md).
+# hack/check-binary.sh checks that no such call is left.
+NODEKIT_BUILD_TAGS=${NODEKIT_BUILD_TAGS-grpcnotrace}
 NODEKIT_TEST_DIR=${NODEKIT_TEST_DIR:-/var/lib/nodekit-test}
 
 BIN_DIR="$NODEKIT_CACHE/bin/containerd-$CONTAINERD_VERSION"

@@ -64,7 +64,7 @@ build_agents() {
 	# nodekit is built as the kubelet is (hack/conformance/build.sh):
 	# static, without cgo (else it maps libc and ld.so, which the kubelet
 	# does not), with -trimpath.
-	(cd "$repo_root" && CGO_ENABLED=0 go build -trimpath -o "$bin_dir/nodekit" ./cmd/nodekit && go build -o "$bin_dir/peerbench" ./test/peerbench)
+	(cd "$repo_root" && CGO_ENABLED=0 go build -trimpath -tags "$NODEKIT_BUILD_TAGS" -o "$bin_dir/nodekit" ./cmd/nodekit && go build -o "$bin_dir/peerbench" ./test/peerbench)
 }
 phase "agents (nodekit from this checkout, the kubelet v$KUBE_VERSION: cached after the first build)" build_agents
 touched_dir=$NODEKIT_TEST_DIR/touched touched_loop=

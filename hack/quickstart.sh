@@ -13,7 +13,7 @@ phase "private containerd (hack/containerd-up.sh; a cold build takes about 3 min
 # shellcheck disable=SC1091
 . "$NODEKIT_TEST_DIR/env"
 mkdir -p "$NODEKIT_CACHE/bin"
-phase "agent build (go build ./cmd/nodekit)" go build -o "$NODEKIT_CACHE/bin/nodekit" ./cmd/nodekit
+phase "agent build (go build -tags $NODEKIT_BUILD_TAGS ./cmd/nodekit)" go build -tags "$NODEKIT_BUILD_TAGS" -o "$NODEKIT_CACHE/bin/nodekit" ./cmd/nodekit
 log "agent: pods on http://127.0.0.1:10255/pods, health on /healthz"
 exec "$NODEKIT_CACHE/bin/nodekit" run \
 	--manifests "${MANIFESTS:-examples/manifests}" \

@@ -19,7 +19,8 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// buildAgent builds the nodekit binary (go build ./cmd/nodekit) into a
+// buildAgent builds the nodekit binary as hack/ builds it (go build -tags
+// grpcnotrace ./cmd/nodekit: hack/lib.sh's NODEKIT_BUILD_TAGS) into a
 // temporary directory and returns its path.
 func buildAgent(t *testing.T) string {
 	t.Helper()
@@ -28,7 +29,7 @@ func buildAgent(t *testing.T) string {
 		t.Fatalf("go env GOMOD: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "nodekit")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/nodekit")
+	cmd := exec.Command("go", "build", "-tags", "grpcnotrace", "-o", bin, "./cmd/nodekit")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(out)))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/nodekit: %v\n%s", err, b)
