@@ -71,10 +71,11 @@ func TestReadOnlyPortIsClosedWhenJoiningUnlessAskedFor(t *testing.T) {
 	}
 }
 
-// startJoinedAgent runs the nodekit binary for the harness's node, joined
-// with its node credentials, on the secure port and the extra flags, and
-// waits until the node is Ready and the secure port listens.
-func startJoinedAgent(t *testing.T, bin string, h *agentHarness, c clusterEnv, secure int, extra ...string) *exec.Cmd {
+// startAgentBinary starts the nodekit binary for the harness's node (its
+// runtime, manifests, root dir and cgroup root, -v 2) with the extra
+// flags, logging to a file the test's cleanup shows when it failed after
+// ending the agent with stop.
+func startAgentBinary(t *testing.T, bin string, h *agentHarness, stop func(*exec.Cmd), extra ...string) *exec.Cmd {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "nodekit.log")
 	f, err := os.Create(logFile)
@@ -83,23 +84,34 @@ func startJoinedAgent(t *testing.T, bin string, h *agentHarness, c clusterEnv, s
 	}
 	defer f.Close()
 	args := append([]string{"run", "--runtime-endpoint", h.env.Endpoint, "--node-name", h.node, "--node-ip", "127.0.0.1",
-		"--manifests", h.manifests, "--root-dir", h.rootDir, "--cgroup-root", h.env.CgroupParent,
-		"--kubeconfig", h.kubeconfig, "--secure-port", strconv.Itoa(secure), "-v", "2"}, extra...)
+		"--manifests", h.manifests, "--root-dir", h.rootDir, "--cgroup-root", h.env.CgroupParent, "-v", "2"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start nodekit: %v", err)
 	}
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		stop(cmd)
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile)
 			t.Logf("nodekit %v log:\n%s", extra, b)
 		}
 	})
+	return cmd
+}
+
+// startJoinedAgent runs the nodekit binary for the harness's node, joined
+// with its node credentials, on the secure port and the extra flags, and
+// waits until the node is Ready and the secure port listens.
+func startJoinedAgent(t *testing.T, bin string, h *agentHarness, c clusterEnv, secure int, extra ...string) *exec.Cmd {
+	t.Helper()
+	kill := func(cmd *exec.Cmd) {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+	cmd := startAgentBinary(t, bin, h, kill, append([]string{"--kubeconfig", h.kubeconfig, "--secure-port", strconv.Itoa(secure)}, extra...)...)
 	within(t, 2*time.Minute, "the node to be Ready and the secure port to listen", func() bool {
 		return nodeReadyStatus(c, h.node) == corev1.ConditionTrue && slices.Contains(listeningPorts(t, cmd.Process.Pid), secure)
 	})
