@@ -35,7 +35,7 @@ func connectCRI(cfg Config, clk clock.WithTicker, reg prometheus.Registerer, log
 		log.Info("Using the SIMULATED runtime: no containers run", "runtime", sim.RuntimeName, "version", sim.RuntimeVersion)
 		s := sim.New(clk, log, cfg.Sim)
 		rs, is := cri.Instrument(s, s, clk, reg)
-		return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg), is: is}, nil
+		return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg, log.WithName("runtime")), is: is}, nil
 	}
 	ctx, cancel := context.WithTimeout(klog.NewContext(context.Background(), log.WithName("cri-client")), 30*time.Second)
 	defer cancel()
@@ -56,5 +56,5 @@ func connectCRI(cfg Config, clk clock.WithTicker, reg prometheus.Registerer, log
 		return criServices{}, fmt.Errorf("connect to image service at %s: %w", cfg.ImageEndpoint, err)
 	}
 	rs, is = cri.Instrument(rs, is, clk, reg)
-	return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg), is: is}, nil
+	return criServices{rs: cri.LimitStarts(rs, cfg.MaxParallelStarts, clk, reg, log.WithName("runtime")), is: is}, nil
 }

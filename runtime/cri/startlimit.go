@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	criapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit/nodekit/internal/promutil"
@@ -55,15 +58,18 @@ func stageOp(stage int) string {
 // kubelet's names: run_podsandbox, create_container, start_container): 0
 // when a slot was free at once, and a wait that ended with the context
 // too. Instrument's runtime operation metrics, when rs is instrumented,
-// time only the runtime's part of a call and never see this wait.
+// time only the runtime's part of a call and never see this wait. A call
+// that had to queue and then got its slot is also logged at V(2), "Waited
+// for a runtime start slot", naming its pod (and container), so an
+// operator can tell which pods a start was delayed for, and by how long.
 //
 // n <= 0 returns rs itself and registers nothing: no limit, the kubelet's
 // behaviour. The returned service is safe for concurrent use.
-func LimitStarts(rs criapi.RuntimeService, n int, clk clock.PassiveClock, reg prometheus.Registerer) criapi.RuntimeService {
+func LimitStarts(rs criapi.RuntimeService, n int, clk clock.PassiveClock, reg prometheus.Registerer, log logr.Logger) criapi.RuntimeService {
 	if n <= 0 {
 		return rs
 	}
-	return &limitedStarts{RuntimeService: rs, slots: newStartSlots(n), clk: clk, wait: newStartWaitMetric(reg)}
+	return &limitedStarts{RuntimeService: rs, slots: newStartSlots(n), clk: clk, wait: newStartWaitMetric(reg), log: log}
 }
 
 // newStartWaitMetric registers the histogram of the wait for a start slot.
@@ -81,19 +87,39 @@ type limitedStarts struct {
 	slots *startSlots
 	clk   clock.PassiveClock
 	wait  *prometheus.HistogramVec
+	log   logr.Logger
 }
 
 // acquire takes a slot for a call of stage and observes how long that took,
-// whether it got the slot or its context ended first.
-func (l *limitedStarts) acquire(ctx context.Context, stage int) error {
+// whether it got the slot or its context ended first. A call that queued
+// and got its slot is logged with who, the key/value pairs naming it.
+func (l *limitedStarts) acquire(ctx context.Context, stage int, who ...any) error {
 	start := l.clk.Now()
-	err := l.slots.acquire(ctx, stage)
-	l.wait.WithLabelValues(stageOp(stage)).Observe(l.clk.Since(start).Seconds())
+	queued, err := l.slots.acquire(ctx, stage)
+	waited := l.clk.Since(start)
+	l.wait.WithLabelValues(stageOp(stage)).Observe(waited.Seconds())
+	if queued && err == nil {
+		l.logWait(stage, waited, who)
+	}
 	return err
 }
 
+// logWait logs, at V(2), that a call of stage waited for its slot.
+func (l *limitedStarts) logWait(stage int, waited time.Duration, who []any) {
+	if v := l.log.V(2); v.Enabled() {
+		kv := append([]any{"operation", stageOp(stage), "wait", waited, "limit", l.slots.limit}, who...)
+		v.Info("Waited for a runtime start slot", kv...)
+	}
+}
+
+// podOf names a sandbox config's pod for logWait.
+func podOf(c *runtimeapi.PodSandboxConfig) []any {
+	m := c.GetMetadata()
+	return []any{"pod", klog.KRef(m.GetNamespace(), m.GetName()), "podUID", m.GetUid()}
+}
+
 func (l *limitedStarts) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSandboxConfig, handler string) (string, error) {
-	if err := l.acquire(ctx, stageSandbox); err != nil {
+	if err := l.acquire(ctx, stageSandbox, podOf(c)...); err != nil {
 		return "", err
 	}
 	defer l.slots.release()
@@ -101,7 +127,7 @@ func (l *limitedStarts) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSand
 }
 
 func (l *limitedStarts) CreateContainer(ctx context.Context, sb string, c *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
-	if err := l.acquire(ctx, stageCreate); err != nil {
+	if err := l.acquire(ctx, stageCreate, append(podOf(sc), "container", c.GetMetadata().GetName())...); err != nil {
 		return "", err
 	}
 	defer l.slots.release()
@@ -109,7 +135,7 @@ func (l *limitedStarts) CreateContainer(ctx context.Context, sb string, c *runti
 }
 
 func (l *limitedStarts) StartContainer(ctx context.Context, id string) error {
-	if err := l.acquire(ctx, stageStart); err != nil {
+	if err := l.acquire(ctx, stageStart, "containerID", id); err != nil {
 		return err
 	}
 	defer l.slots.release()
@@ -127,25 +153,26 @@ type startSlots struct {
 
 func newStartSlots(n int) *startSlots { return &startSlots{limit: n, free: n} }
 
-// acquire takes a slot for a call of stage, waiting while none is free.
-func (s *startSlots) acquire(ctx context.Context, stage int) error {
+// acquire takes a slot for a call of stage, waiting while none is free;
+// queued says whether it had to wait.
+func (s *startSlots) acquire(ctx context.Context, stage int) (queued bool, err error) {
 	s.mu.Lock()
 	if s.free > 0 {
 		s.free--
 		s.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	granted := make(chan struct{})
 	s.waiting[stage] = append(s.waiting[stage], granted)
 	s.mu.Unlock()
 	select {
 	case <-granted:
-		return nil
+		return true, nil
 	case <-ctx.Done():
 		if !s.leave(stage, granted) {
 			s.release() // granted as the context ended: pass the slot on
 		}
-		return fmt.Errorf("waiting for one of the %d runtime start slots: %w", s.limit, ctx.Err())
+		return true, fmt.Errorf("waiting for one of the %d runtime start slots: %w", s.limit, ctx.Err())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -51,7 +52,7 @@ func TestLimitStartsObservesEachWaitByOperation(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	reg := prometheus.NewRegistry()
 	b := newBlockingStarts()
-	l := LimitStarts(b, 1, clk, reg).(*limitedStarts)
+	l := LimitStarts(b, 1, clk, reg, logr.Discard()).(*limitedStarts)
 	done := make(chan error, 3)
 	go func() { done <- l.StartContainer(context.Background(), "first") }()
 	<-b.entered
@@ -91,7 +92,7 @@ func TestLimitStartsObservesAWaitEndedByItsContext(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
 	reg := prometheus.NewRegistry()
 	b := newBlockingStarts()
-	l := LimitStarts(b, 1, clk, reg).(*limitedStarts)
+	l := LimitStarts(b, 1, clk, reg, logr.Discard()).(*limitedStarts)
 	go func() { _, _ = l.RunPodSandbox(context.Background(), sandboxConfig("first"), "") }()
 	<-b.entered
 	ctx, cancel := context.WithCancel(context.Background())
@@ -121,7 +122,7 @@ func TestLimitStartsRegistersTheWaitOnlyWithALimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			LimitStarts(newBlockingStarts(), tc.n, clocktesting.NewFakeClock(time.Unix(0, 0)), reg)
+			LimitStarts(newBlockingStarts(), tc.n, clocktesting.NewFakeClock(time.Unix(0, 0)), reg, logr.Discard())
 			err := reg.Register(newStartWaitMetric(nil))
 			var are prometheus.AlreadyRegisteredError
 			if got := errors.As(err, &are); got != tc.registered {

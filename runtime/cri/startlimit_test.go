@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	criapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
@@ -90,7 +91,7 @@ func waitQueued(t *testing.T, s *startSlots, n int) {
 
 func TestLimitStartsBoundsCallsInFlight(t *testing.T) {
 	b := newBlockingStarts()
-	l := LimitStarts(b, 3, clock.RealClock{}, nil).(*limitedStarts)
+	l := LimitStarts(b, 3, clock.RealClock{}, nil, logr.Discard()).(*limitedStarts)
 	var wg sync.WaitGroup
 	for i := range 10 {
 		wg.Go(func() {
@@ -127,13 +128,13 @@ func TestLimitStartsBoundsCallsInFlight(t *testing.T) {
 
 func TestLimitStartsServesLaterStagesFirst(t *testing.T) {
 	s := newStartSlots(1)
-	if err := s.acquire(context.Background(), stageSandbox); err != nil {
+	if _, err := s.acquire(context.Background(), stageSandbox); err != nil {
 		t.Fatal(err)
 	}
 	order := make(chan int, stageCount)
 	for i, stage := range []int{stageSandbox, stageStart, stageCreate} {
 		go func() {
-			if err := s.acquire(context.Background(), stage); err != nil {
+			if _, err := s.acquire(context.Background(), stage); err != nil {
 				t.Error(err)
 			}
 			order <- stage
@@ -151,7 +152,7 @@ func TestLimitStartsServesLaterStagesFirst(t *testing.T) {
 
 func TestLimitStartsWaitEndsWithItsContext(t *testing.T) {
 	b := newBlockingStarts()
-	l := LimitStarts(b, 1, clock.RealClock{}, nil).(*limitedStarts)
+	l := LimitStarts(b, 1, clock.RealClock{}, nil, logr.Discard()).(*limitedStarts)
 	go func() { _ = l.StartContainer(context.Background(), "first") }()
 	<-b.entered
 	ctx, cancel := context.WithCancel(context.Background())
@@ -169,7 +170,7 @@ func TestLimitStartsWaitEndsWithItsContext(t *testing.T) {
 	if b.runs != 1 {
 		t.Fatalf("%d calls reached the runtime, want 1: the cancelled one must not", b.runs)
 	}
-	if err := l.slots.acquire(context.Background(), stageSandbox); err != nil || l.slots.queued() != 0 {
+	if _, err := l.slots.acquire(context.Background(), stageSandbox); err != nil || l.slots.queued() != 0 {
 		t.Fatalf("after the calls ended the slot is not free: err %v, %d waiting", err, l.slots.queued())
 	}
 }
@@ -180,13 +181,13 @@ func TestLimitStartsCancelRacesGrant(t *testing.T) {
 	s := newStartSlots(2)
 	for range 200 {
 		for range 2 {
-			if err := s.acquire(context.Background(), stageCreate); err != nil {
+			if _, err := s.acquire(context.Background(), stageCreate); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error)
-		go func() { done <- s.acquire(ctx, stageStart) }()
+		go func() { _, err := s.acquire(ctx, stageStart); done <- err }()
 		waitQueued(t, s, 1)
 		go cancel()
 		s.release()
@@ -205,7 +206,7 @@ func TestLimitStartsCancelRacesGrant(t *testing.T) {
 
 func TestLimitStartsZeroIsNoLimit(t *testing.T) {
 	b := newBlockingStarts()
-	if got := LimitStarts(b, 0, clock.RealClock{}, nil); got != criapi.RuntimeService(b) {
+	if got := LimitStarts(b, 0, clock.RealClock{}, nil, logr.Discard()); got != criapi.RuntimeService(b) {
 		t.Fatalf("LimitStarts(rs, 0) = %T, want rs itself", got)
 	}
 }

@@ -40,10 +40,10 @@ type measurement struct {
 
 func (m measurement) String() string {
 	return fmt.Sprintf("start CPU %.2fs, steady CPU %.1f mcores, RSS %.1f MiB (peak %.1f, anonymous %.1f, file-backed %.1f), all Running after %.2fs, teardown %.2fs, "+
-		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v, start slot waits %v, "+
+		"mean relist %.1fms (whole run %.1fms, max <= %gs), PLEG-unhealthy log lines %d, start-up per pod %v, in the runtime %v, the rest %v, the agent's own %s, start slot waits %v, "+
 		"/metrics/resource scrapes %d (failed %d, mean %.1fms, %d pods)",
 		m.startCPU.Seconds(), m.millicores(), mib(m.mem.rss), mib(m.mem.hwm), mib(m.mem.anon), mib(m.mem.file), m.toRunning.Seconds(), m.teardown.Seconds(), ms(m.relist),
-		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent, m.slotWait,
+		ms(m.relistAll), m.relistMax, m.unhealthy, m.startup.total, m.startup.cri, m.startup.agent, m.startup.ownString(), m.slotWait,
 		m.scrape.n, m.scrape.failed, ms(m.scrape.mean()), m.scrape.pods)
 }
 
@@ -174,7 +174,7 @@ func measure(ctx context.Context, rt *runtime, a agent, n int, o options) (measu
 				a.name, mib(uint64(cached*os.Getpagesize())), a.binary, mib(uint64(total*os.Getpagesize())), mib(m.mem.file))
 		}
 	}
-	if m.startup, err = measureStartup(ctx, rt, seenRunning, p.started); err != nil {
+	if m.startup, err = measureStartup(ctx, rt, seenRunning, p.started, sandboxWaits(a.name, logPath, m.slotWait)); err != nil {
 		return m, err
 	}
 	if err := os.RemoveAll(manifests); err != nil {
@@ -341,6 +341,25 @@ func countLines(path string, subs []string, except string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// sandboxWaits is each pod's wait for a start slot before its sandbox, by
+// name: none for the kubelet or an agent that waited for no slot, and from
+// nodekit's --v=2 log lines otherwise; nil (unknown) when those are not
+// logged.
+func sandboxWaits(agent, logPath string, w slotWaits) map[string]time.Duration {
+	if w[opSandbox].sum == 0 {
+		return map[string]time.Duration{}
+	}
+	waits, err := sandboxWaitsOf(logPath)
+	if err == nil && len(waits) == 0 {
+		err = fmt.Errorf("no %s line: run it with --nodekit-flags --v=2", waitedMessage)
+	}
+	if err != nil {
+		logf("%s: no per-pod start slot waits, so no per-pod own start-up: %v", agent, err)
+		return nil
+	}
+	return waits
 }
 
 // tail returns the last lines of the agent's log.

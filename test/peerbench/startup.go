@@ -23,6 +23,11 @@ const seenAnnotation = "kubernetes.io/config.seen"
 // the agent did between them).
 type startup struct {
 	total, cri, agent quantiles // arrival to running; in the runtime; total minus runtime, per pod
+	// own is the agent's own part per pod: the rest less the pod's wait
+	// for a start slot before its sandbox. ownKnown is false when those
+	// waits are unknown (nodekit with a bound but below --v=2).
+	own      quantiles
+	ownKnown bool
 }
 
 // quantiles are the p50, p99, max and mean of a set of durations.
@@ -49,6 +54,14 @@ func (q quantiles) String() string {
 	return fmt.Sprintf("p50 %.2fs p99 %.2fs max %.2fs mean %.2fs", q.p50.Seconds(), q.p99.Seconds(), q.max.Seconds(), q.mean.Seconds())
 }
 
+// ownString is the agent's own part per pod, or "unknown".
+func (s startup) ownString() string {
+	if !s.ownKnown {
+		return "unknown"
+	}
+	return s.own.String()
+}
+
 // runningTracker remembers when each benchmark pod's container was first
 // seen running.
 type runningTracker map[string]time.Time
@@ -65,8 +78,9 @@ func (r runningTracker) note(names []string, t time.Time) {
 // measureStartup reads every benchmark pod's sandbox and container from
 // the runtime and computes the run's start-up figures; started is the
 // agent process's start, the arrival of pods whose sandbox has no
-// config.seen.
-func measureStartup(ctx context.Context, rt *runtime, seenRunning runningTracker, started time.Time) (startup, error) {
+// config.seen. sandboxWaits holds each pod's wait for a start slot before
+// its sandbox, by name (none: no wait); nil means unknown.
+func measureStartup(ctx context.Context, rt *runtime, seenRunning runningTracker, started time.Time, sandboxWaits map[string]time.Duration) (startup, error) {
 	sbs, err := rt.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
 		State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}})
 	if err != nil {
@@ -91,7 +105,7 @@ func measureStartup(ctx context.Context, rt *runtime, seenRunning runningTracker
 	if err != nil {
 		return startup{}, fmt.Errorf("list containers: %w", err)
 	}
-	var total, cri, agent []time.Duration
+	var total, cri, agent, own []time.Duration
 	for _, c := range cs {
 		name := c.Labels[podNameLabel]
 		sb, ok := byID[c.PodSandboxId]
@@ -106,9 +120,14 @@ func measureStartup(ctx context.Context, rt *runtime, seenRunning runningTracker
 		inRuntime := time.Unix(0, st.GetStatus().GetStartedAt()).Sub(sb.created)
 		t := running.Sub(sb.seen)
 		total, cri, agent = append(total, t), append(cri, inRuntime), append(agent, t-inRuntime)
+		own = append(own, t-inRuntime-sandboxWaits[name])
 	}
 	if len(total) == 0 {
 		return startup{}, fmt.Errorf("no running benchmark pod to measure")
 	}
-	return startup{total: quantilesOf(total), cri: quantilesOf(cri), agent: quantilesOf(agent)}, nil
+	s := startup{total: quantilesOf(total), cri: quantilesOf(cri), agent: quantilesOf(agent), ownKnown: sandboxWaits != nil}
+	if s.ownKnown {
+		s.own = quantilesOf(own)
+	}
+	return s, nil
 }

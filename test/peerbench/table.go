@@ -106,9 +106,10 @@ func eachMedian(rows []row, f func(pods int, agent string, m measurement)) {
 // CreateContainer and StartContainer) exactly, per pod on average.
 func printMeans(w io.Writer, rows []row) {
 	fmt.Fprintln(w, "\nMean start-up per pod, split: the agent's own (the rest, less the wait for a start slot before the sandbox), "+
-		"the wait for a start slot (all three stages), and the runtime's own (in the runtime, less the waits of CreateContainer and StartContainer)")
-	fmt.Fprintln(w, "\n| pods | agent | start-up (s) | in the runtime (s) | the rest (s) | slot wait before the sandbox (s) | slot wait, create and start (s) | the agent's own (s) | the runtime's own (s) | slot-waited calls (sandbox / create / start) |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+		"the wait for a start slot (all three stages), and the runtime's own (in the runtime, less the waits of CreateContainer and StartContainer); "+
+		"last, the agent's own per pod, each pod's rest less its own wait before the sandbox (nodekit logs each wait at --v=2; - without it)")
+	fmt.Fprintln(w, "\n| pods | agent | start-up (s) | in the runtime (s) | the rest (s) | slot wait before the sandbox (s) | slot wait, create and start (s) | the agent's own (s) | the runtime's own (s) | slot-waited calls (sandbox / create / start) | the agent's own per pod, p50 / p99 (s) |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	eachMedian(rows, func(pods int, agent string, m measurement) {
 		sandbox := m.slotWait.perPod(opSandbox, pods)
 		later := m.slotWait.perPod(opCreate, pods) + m.slotWait.perPod(opStart, pods)
@@ -116,9 +117,13 @@ func printMeans(w io.Writer, rows []row) {
 		if len(m.slotWait) > 0 {
 			calls = fmt.Sprintf("%d / %d / %d", m.slotWait.calls(opSandbox), m.slotWait.calls(opCreate), m.slotWait.calls(opStart))
 		}
-		fmt.Fprintf(w, "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", pods, agent,
+		own := "-"
+		if m.startup.ownKnown {
+			own = fmt.Sprintf("%.2f / %.2f", m.startup.own.p50.Seconds(), m.startup.own.p99.Seconds())
+		}
+		fmt.Fprintf(w, "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", pods, agent,
 			m.startup.total.mean.Seconds(), m.startup.cri.mean.Seconds(), m.startup.agent.mean.Seconds(), sandbox.Seconds(), later.Seconds(),
-			(m.startup.agent.mean - sandbox).Seconds(), (m.startup.cri.mean - later).Seconds(), calls)
+			(m.startup.agent.mean - sandbox).Seconds(), (m.startup.cri.mean - later).Seconds(), calls, own)
 	})
 }
 
@@ -221,6 +226,9 @@ func median(ms []measurement) measurement {
 			total: q(func(m measurement) quantiles { return m.startup.total }),
 			cri:   q(func(m measurement) quantiles { return m.startup.cri }),
 			agent: q(func(m measurement) quantiles { return m.startup.agent }),
+			own:   q(func(m measurement) quantiles { return m.startup.own }),
+			// Known only when known in every round.
+			ownKnown: !slices.ContainsFunc(ms, func(m measurement) bool { return !m.startup.ownKnown }),
 		},
 	}
 }
