@@ -84,6 +84,9 @@ type Evented struct {
 	tombs map[string]time.Time
 	// buf is reused for each pod's events.
 	buf []*Event
+	// relisting is set while a relist runs, so inspect can tell its
+	// inspections from those made on an event.
+	relisting bool
 	// rl lists the runtime and keeps the relist health and metrics.
 	rl *relistCore
 
@@ -92,7 +95,7 @@ type Evented struct {
 	mode           Mode
 	connectedSince time.Time
 
-	received, missed, reconnects, dropped, inspections atomic.Uint64
+	received, missed, reconnects, dropped, inspections, eventInspections atomic.Uint64
 }
 
 // NewEvented returns an evented PLEG that reads events from src, relists and
@@ -204,6 +207,14 @@ func (e *Evented) Reconnects() uint64 { return e.reconnects.Load() }
 
 // Inspections returns how many times the PLEG called GetPodStatus.
 func (e *Evented) Inspections() uint64 { return e.inspections.Load() }
+
+// EventInspections returns how many of Inspections were made on an event
+// rather than by a relist: for an event the decoder could not read, a late
+// event showing news, or a pod whose cached entry holds a failed
+// inspection. A relist that lists a change before its event has arrived
+// (a relist for waiting pod workers, say) inspects the pod too, and is not
+// counted here.
+func (e *Evented) EventInspections() uint64 { return e.eventInspections.Load() }
 
 // DroppedEvents returns how many events were dropped because the event
 // channel was full.

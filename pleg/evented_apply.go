@@ -213,6 +213,9 @@ func (e *Evented) inspect(ctx context.Context, uid types.UID, name, namespace st
 	}
 	stamp := e.clk.Now()
 	e.inspections.Add(1)
+	if !e.relisting {
+		e.eventInspections.Add(1)
+	}
 	e.em.inspections.Inc()
 	status, err := e.rt.GetPodStatus(ctx, uid, name, namespace)
 	if err != nil {

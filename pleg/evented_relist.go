@@ -36,6 +36,8 @@ func (e *Evented) relist(ctx context.Context, reason relistReason) {
 	t0 := e.clk.Now()
 	countable := e.countable(reason)
 	e.em.relists.WithLabelValues(string(reason)).Inc()
+	e.relisting = true
+	defer func() { e.relisting = false }()
 	completed := e.rl.run(ctx, func(pod *noderuntime.Pod) {
 		ps := e.pods[pod.ID]
 		if e.differs(ps, pod, countable, t0) || (ps != nil && ps.reinspect) {

@@ -168,6 +168,9 @@ func TestEventedLateAndForeignEvents(t *testing.T) {
 			if n := rt.inspections(); n != tt.wantInspections {
 				t.Errorf("inspections = %d, want %d", n, tt.wantInspections)
 			}
+			if n := e.EventInspections(); n != uint64(tt.wantInspections) {
+				t.Errorf("EventInspections() = %d, want %d: every inspection here is on an event", n, tt.wantInspections)
+			}
 			if tt.wantStates != nil {
 				s, _ := cache.Get("a")
 				if got := containerStates(s); !reflect.DeepEqual(got, tt.wantStates) {
@@ -244,6 +247,9 @@ func TestEventedRelistIsCorrectByItself(t *testing.T) {
 	e.relist(ctx, reasonReconcile)
 	if n := rt.inspections(); n != 1 {
 		t.Errorf("an unchanged pod was inspected again: %d inspections", n)
+	}
+	if n, all := e.EventInspections(), e.Inspections(); n != 0 || all != 1 {
+		t.Errorf("EventInspections() = %d of Inspections() = %d, want 0 of 1: the relist's inspection is not on an event", n, all)
 	}
 	rt.setPods()
 	e.relist(ctx, reasonReconcile)

@@ -74,7 +74,7 @@ func TestEventedPLEGRestartsAContainerKilledFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inspections := e.Inspections()
+	inspections := e.EventInspections()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := h.env.runtime(t).StopContainer(ctx, id.ID, 0); err != nil {
@@ -86,7 +86,10 @@ func TestEventedPLEGRestartsAContainerKilledFromOutside(t *testing.T) {
 	if e.Mode() != pleg.ModeEvents || e.MissedEvents() != 0 || e.EventsReceived() == 0 {
 		t.Errorf("evented PLEG: mode %s, %d missed, %d received; want events, 0, some", e.Mode(), e.MissedEvents(), e.EventsReceived())
 	}
-	if n := e.Inspections() - inspections; n != 0 {
-		t.Errorf("the PLEG inspected pods %d times; the events carry the statuses", n)
+	// A relist (one for waiting pod workers, say) that lists a change
+	// before its event arrives inspects the pod, rightly: only the
+	// inspections made on an event must be none.
+	if n := e.EventInspections() - inspections; n != 0 {
+		t.Errorf("the PLEG inspected pods %d times on an event; the events carry the statuses", n)
 	}
 }
