@@ -91,23 +91,21 @@ type limitedStarts struct {
 }
 
 // acquire takes a slot for a call of stage and observes how long that took,
-// whether it got the slot or its context ended first. A call that queued
-// and got its slot is logged with who, the key/value pairs naming it.
-func (l *limitedStarts) acquire(ctx context.Context, stage int, who ...any) error {
+// whether it got the slot or its context ended first. queued says whether
+// the call had to wait, and waited how long.
+func (l *limitedStarts) acquire(ctx context.Context, stage int) (queued bool, waited time.Duration, err error) {
 	start := l.clk.Now()
-	queued, err := l.slots.acquire(ctx, stage)
-	waited := l.clk.Since(start)
+	queued, err = l.slots.acquire(ctx, stage)
+	waited = l.clk.Since(start)
 	l.wait.WithLabelValues(stageOp(stage)).Observe(waited.Seconds())
-	if queued && err == nil {
-		l.logWait(stage, waited, who)
-	}
-	return err
+	return queued, waited, err
 }
 
-// logWait logs, at V(2), that a call of stage waited for its slot.
-func (l *limitedStarts) logWait(stage int, waited time.Duration, who []any) {
+// logWait logs, at V(2), that a call of stage waited for its slot; who
+// gives the key/value pairs naming the call, built only when logged.
+func (l *limitedStarts) logWait(stage int, waited time.Duration, who func() []any) {
 	if v := l.log.V(2); v.Enabled() {
-		kv := append([]any{"operation", stageOp(stage), "wait", waited, "limit", l.slots.limit}, who...)
+		kv := append([]any{"operation", stageOp(stage), "wait", waited, "limit", l.slots.limit}, who()...)
 		v.Info("Waited for a runtime start slot", kv...)
 	}
 }
@@ -119,26 +117,38 @@ func podOf(c *runtimeapi.PodSandboxConfig) []any {
 }
 
 func (l *limitedStarts) RunPodSandbox(ctx context.Context, c *runtimeapi.PodSandboxConfig, handler string) (string, error) {
-	if err := l.acquire(ctx, stageSandbox, podOf(c)...); err != nil {
+	queued, waited, err := l.acquire(ctx, stageSandbox)
+	if err != nil {
 		return "", err
 	}
 	defer l.slots.release()
+	if queued {
+		l.logWait(stageSandbox, waited, func() []any { return podOf(c) })
+	}
 	return l.RuntimeService.RunPodSandbox(ctx, c, handler)
 }
 
 func (l *limitedStarts) CreateContainer(ctx context.Context, sb string, c *runtimeapi.ContainerConfig, sc *runtimeapi.PodSandboxConfig) (string, error) {
-	if err := l.acquire(ctx, stageCreate, append(podOf(sc), "container", c.GetMetadata().GetName())...); err != nil {
+	queued, waited, err := l.acquire(ctx, stageCreate)
+	if err != nil {
 		return "", err
 	}
 	defer l.slots.release()
+	if queued {
+		l.logWait(stageCreate, waited, func() []any { return append(podOf(sc), "container", c.GetMetadata().GetName()) })
+	}
 	return l.RuntimeService.CreateContainer(ctx, sb, c, sc)
 }
 
 func (l *limitedStarts) StartContainer(ctx context.Context, id string) error {
-	if err := l.acquire(ctx, stageStart, "containerID", id); err != nil {
+	queued, waited, err := l.acquire(ctx, stageStart)
+	if err != nil {
 		return err
 	}
 	defer l.slots.release()
+	if queued {
+		l.logWait(stageStart, waited, func() []any { return []any{"containerID", id} })
+	}
 	return l.RuntimeService.StartContainer(ctx, id)
 }
 
