@@ -49,7 +49,14 @@
 // skipped; otherwise both are errors. A pod's fsGroup gives every file the
 // group and group read (read-write on emptyDir), directories setgid, with
 // fsGroupChangePolicy OnRootMismatch skipping the walk when the volume's
-// root already has them. serviceAccountToken projections ask the
+// root already has them. As the kubelet's, the walk runs once per emptyDir,
+// when it is made, before any container runs (a ready marker under
+// pods/<uid>/plugins, the kubelet's layout, keeps an agent restart from
+// walking a running pod's files again), and on an API-backed volume when
+// its files are written; it goes by descriptors, never follows a symlink
+// (a symlink gets the group itself) and never leaves the volume, so that an
+// entry a container swaps for a symlink cannot carry it out.
+// serviceAccountToken projections ask the
 // TokenGetter for a token of the pod's service account bound to the pod
 // (BoundObjectRef), with the projection's audience (the API server's when
 // unset) and expirationSeconds (3600 when unset); the token file has
