@@ -85,8 +85,8 @@
 // # Offline
 //
 // With an OfflineStore (the Module's optional parameter, or
-// SetOfflineStore; nodekit provides one unless the pod checkpoint is off),
-// every ConfigMap, Secret and token a checkpointed
+// SetOfflineStore; nodekit provides one only when its object checkpoint,
+// an opt-in, is on), every ConfigMap, Secret and token a checkpointed
 // pod's configMap, secret or projected volume is made of is also kept on
 // disk (internal/objectcache: 0600 files in a 0700 directory under the
 // root dir). Those copies are used only while the store reports Offline
@@ -96,8 +96,10 @@
 // the pod's volumes are written again from the last good contents instead
 // of the pod waiting in ContainerCreating, as KubeEdge's edge node does
 // and the kubelet does not. Each volume served so is logged once, naming
-// the pod and the volume; an expired token is written all the same (the
-// application may need it only later) and logged as expired. When the API
+// the pod and the volume; a token copy that has expired (its
+// expirationTimestamp or its JWT's exp) is never written: it counts as
+// missing, logged once naming the pod and the volume, and the volume
+// waits for the API server. When the API
 // server answers, the next refresh fetches the objects and requests a
 // token as usual. A copy that cannot be read is a set-up error naming the
 // pod and the volume: the pod waits. A pod's copies go when its volumes
