@@ -13,6 +13,8 @@ import (
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // fsGroupOther is a group the test process is not in, so that a change of
@@ -61,6 +63,14 @@ func TestOwnershipWalkNeverChangesAFileASwappedInSymlinkPointsAt(t *testing.T) {
 		files = append(files, f)
 		if err := os.Symlink(outside, link); err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			// A file system without RENAME_EXCHANGE would swap nothing.
+			for range 2 {
+				if err := unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE); err != nil {
+					t.Skipf("renameat2 RENAME_EXCHANGE: %v", err)
+				}
+			}
 		}
 		wg.Add(1)
 		go func() {
@@ -168,5 +178,31 @@ func TestAnEmptyDirFoundAgainAfterARestartIsNotWalkedAgain(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.root, "pods", "u1")); !os.IsNotExist(err) {
 		t.Errorf("the pod directory is left after the tear-down (stat: %v)", err)
+	}
+}
+
+func TestOwnershipWalkDoesNotEnterAFileSystemMountedInTheVolume(t *testing.T) {
+	needRoot(t)
+	vol := t.TempDir()
+	inner := filepath.Join(vol, "mnt")
+	if err := os.Mkdir(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := mount.EnsureTmpfs(inner, 1<<20); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { _ = mount.UnmountBelow(vol) })
+	mounted := filepath.Join(inner, "f")
+	if err := os.WriteFile(mounted, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := setOwnership(vol, ptr(int64(fsGroupOther)), nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if mode, gid := statOf(t, mounted); mode.Perm() != 0o600 || gid == fsGroupOther {
+		t.Errorf("a file of a file system mounted in the volume is mode %v group %d: the walk left the volume", mode.Perm(), gid)
+	}
+	if _, gid := statOf(t, vol); gid != fsGroupOther {
+		t.Errorf("the volume root has group %d, want %d", gid, fsGroupOther)
 	}
 }
