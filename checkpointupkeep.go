@@ -95,9 +95,12 @@ func (u *upkeep) removeLeftovers() {
 // checkpointed pod is in; when the pod checkpoint cannot be read, it
 // drops none.
 func (u *upkeep) pruneServices() {
+	// Files are stamped with the wall clock: what was written after the
+	// pod checkpoint was read stays until the next prune.
+	read := time.Now()
 	keep, err := checkpointedNamespaces(u.cfg.APISource.CheckpointDir)
 	if err == nil {
-		err = u.services.prune(keep)
+		err = u.services.prune(keep, read)
 	}
 	if err != nil {
 		u.log.Error(err, "Failed to prune the service checkpoint")

@@ -158,6 +158,13 @@ func TestTheServiceCheckpointKeepsOnlyTheNamespacesOfCheckpointedPods(t *testing
 	if present("a") || !present("default") {
 		t.Fatalf("after the pod left: a %v, default %v; want a removed, default kept", present("a"), present("default"))
 	}
+	// A namespace written after the pod checkpoint was read stays.
+	if err := s.save("late", []*corev1.Service{svc("late", "s", "10.0.0.9")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.prune(map[string]bool{}, time.Now().Add(-time.Hour)); err != nil || !present("late") {
+		t.Fatalf("a namespace saved after the read: prune err %v, kept %v; want kept", err, present("late"))
+	}
 	// A namespace saved again after its removal is written again.
 	if err := s.save("gone", []*corev1.Service{svc("gone", "s", "10.0.0.9")}); err != nil || !present("gone") {
 		t.Fatalf("the same services saved again after the prune: err %v, written %v", err, present("gone"))

@@ -40,8 +40,8 @@ type envParams struct {
 	// Offline is the store of checkpointed pods' objects (offlineContents),
 	// nil with the object checkpoint off.
 	Offline env.OfflineObjects `optional:"true"`
-	// Services is the service checkpoint (serviceCheckpoint), nil with the
-	// pod checkpoint off.
+	// CheckpointedServices is the service checkpoint (serviceCheckpoint),
+	// nil with the pod checkpoint off.
 	CheckpointedServices *checkpointedServices `optional:"true"`
 	Log                  logr.Logger
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/fx"
@@ -144,9 +145,10 @@ func serviceCheckpoint(p serviceCheckpointParams) *checkpointedServices {
 	}
 }
 
-// prune removes the saved Services of every namespace not in keep. It
-// does file I/O.
-func (s *checkpointedServices) prune(keep map[string]bool) error {
+// prune removes the saved Services of every namespace not in keep, but
+// not those written since before (keep may miss a pod checkpointed since
+// it was read). It does file I/O.
+func (s *checkpointedServices) prune(keep map[string]bool, before time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	entries, err := os.ReadDir(s.dir)
@@ -160,6 +162,9 @@ func (s *checkpointedServices) prune(keep map[string]bool) error {
 	for _, e := range entries {
 		ns, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !e.Type().IsRegular() || keep[ns] {
+			continue
+		}
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(before) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
