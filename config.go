@@ -94,6 +94,16 @@ type Config struct {
 	// there when the API server does not answer within
 	// APISource.OfflineAfter at start.
 	DisablePodCheckpoint bool
+	// PodCheckpointObjects turns on the object checkpoint, apart from the
+	// pod checkpoint (which it needs): the ConfigMaps, Secrets and
+	// service-account tokens the checkpointed pods' volumes and env are
+	// made of are kept on disk (RootDir/pod-checkpoint-objects, 0600
+	// files), so that after a reboot with the API server away those pods
+	// can start again. Secrets and tokens then rest on persistent disk,
+	// where the kubelet keeps them on tmpfs only. Off, nothing of them is
+	// written and the copies an earlier run left are removed at start.
+	// Defaults to false.
+	PodCheckpointObjects bool
 	// APISource configures the API server pod source (used with a
 	// Kubeconfig); its NodeName is NodeName, and its CheckpointDir
 	// defaults to RootDir/pod-checkpoints (none with DisablePodCheckpoint).

@@ -1,8 +1,6 @@
 package nodekit
 
 import (
-	"path/filepath"
-
 	"github.com/go-logr/logr"
 	"go.uber.org/fx"
 	"k8s.io/client-go/kubernetes"
@@ -40,28 +38,34 @@ type envParams struct {
 	// APISource is the API pod source, nil without an API server.
 	APISource *apiserver.Source `optional:"true"`
 	// Offline is the store of checkpointed pods' objects (offlineContents),
-	// nil with the pod checkpoint off.
+	// nil with the object checkpoint off.
 	Offline env.OfflineObjects `optional:"true"`
-	Log     logr.Logger
+	// CheckpointedServices is the service checkpoint (serviceCheckpoint),
+	// nil with the pod checkpoint off.
+	CheckpointedServices *checkpointedServices `optional:"true"`
+	Log                  logr.Logger
 }
 
 // envSource is the default cri.EnvSource: the kubelet's env computation
 // over the object caches (nil without an API server: then configMap and
 // secret references fail and there is no service environment), with the
-// node's addresses from the shared nodeip.Source.
+// node's addresses from the shared nodeip.Source, the service checkpoint
+// standing in for the Services while offline, and the object checkpoint
+// (which then also prunes what the builder logged of gone pods).
 func envSource(p envParams) cri.EnvSource {
 	deps := env.Deps{Objects: p.Objects, Services: p.Services, Events: p.Events, NodeIPs: p.NodeIPs,
 		Offline: p.Offline, Log: p.Log}
-	if p.Services != nil && p.APISource != nil && p.Cfg.APISource.CheckpointDir != "" {
-		deps.Services = &checkpointedServices{
-			inner: p.Services, offline: p.APISource, log: p.Log.WithName("services"),
-			dir: filepath.Join(p.Cfg.RootDir, "service-checkpoints"),
-		}
+	if p.CheckpointedServices != nil {
+		deps.Services = p.CheckpointedServices
 	}
 	if p.Node != nil {
 		deps.Node = p.Node
 	}
-	return env.New(deps, env.Config{NodeIPs: p.Cfg.nodeIPConfig().NodeIPs, NodeName: p.Cfg.NodeName})
+	b := env.New(deps, env.Config{NodeIPs: p.Cfg.nodeIPConfig().NodeIPs, NodeName: p.Cfg.NodeName})
+	if c, ok := p.Offline.(*offlineCopies); ok {
+		c.onForget(b.ForgetOffline)
+	}
+	return b
 }
 
 type objectsParams struct {

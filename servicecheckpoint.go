@@ -9,13 +9,19 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
+	"go.uber.org/fx"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit/nodekit/internal/atomicfile"
 	"github.com/nodekit/nodekit/managers/objects"
+	"github.com/nodekit/nodekit/sources/apiserver"
 )
+
+// serviceCheckpointsDir is where the service checkpoint is, under RootDir.
+const serviceCheckpointsDir = "service-checkpoints"
 
 // offlineReporter is the API pod source's Offline: true while it serves
 // its pod checkpoint because the API server did not answer at start.
@@ -115,4 +121,58 @@ func (s *checkpointedServices) load(namespace string) ([]*corev1.Service, error)
 		return nil, fmt.Errorf("decode the checkpointed services of %s: %w", namespace, err)
 	}
 	return list, nil
+}
+
+type serviceCheckpointParams struct {
+	fx.In
+
+	Cfg       Config
+	Services  objects.ServiceLister `optional:"true"`
+	APISource *apiserver.Source     `optional:"true"`
+	Log       logr.Logger
+}
+
+// serviceCheckpoint is the service checkpoint (RootDir/service-checkpoints)
+// over the cluster's Services, nil without them, without an API source or
+// with the pod checkpoint off.
+func serviceCheckpoint(p serviceCheckpointParams) *checkpointedServices {
+	if p.Services == nil || isNil(p.Services) || p.APISource == nil || p.Cfg.APISource.CheckpointDir == "" {
+		return nil
+	}
+	return &checkpointedServices{
+		inner: p.Services, offline: p.APISource, log: p.Log.WithName("services"),
+		dir: filepath.Join(p.Cfg.RootDir, serviceCheckpointsDir),
+	}
+}
+
+// prune removes the saved Services of every namespace not in keep, but
+// not those written since before (keep may miss a pod checkpointed since
+// it was read). It does file I/O.
+func (s *checkpointedServices) prune(keep map[string]bool, before time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the service checkpoint: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		ns, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || keep[ns] {
+			continue
+		}
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(before) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove the checkpointed services of %s: %w", ns, err))
+			continue
+		}
+		delete(s.saved, ns)
+		s.log.V(2).Info("Removed the checkpointed services of a namespace no checkpointed pod is in", "namespace", ns)
+	}
+	return errors.Join(errs...)
 }

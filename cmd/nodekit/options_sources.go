@@ -22,6 +22,7 @@ type sourceOptions struct {
 	httpCheck            time.Duration
 	podCheckpoint        bool
 	podCheckpointTimeout time.Duration
+	podCheckpointObjects bool
 }
 
 // addSourceFlags adds the flags of the pod sources.
@@ -32,6 +33,7 @@ func (o *options) addSourceFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.httpCheck, "http-check-frequency", httpsource.DefaultCheckPeriod, "how often --manifest-url is read")
 	fs.BoolVar(&s.podCheckpoint, "pod-checkpoint", true, "keep a local copy of the pods the API server bound to this node (ROOT-DIR/pod-checkpoints) and run them from it when the API server does not answer at start; false keeps the kubelet's behaviour (no API pod runs until the API server answers)")
 	fs.DurationVar(&s.podCheckpointTimeout, "pod-checkpoint-timeout", apiserver.DefaultOfflineAfter, "how long the agent waits at start for the API server's list of its pods before it runs the checkpointed pods offline")
+	fs.BoolVar(&s.podCheckpointObjects, "pod-checkpoint-objects", false, "also keep on disk (ROOT-DIR/pod-checkpoint-objects, root-only files) the ConfigMaps, Secrets and service-account tokens of the checkpointed pods, so that their volumes and env can be made again after a reboot with the API server away; Secrets and tokens then rest on persistent disk. Off, copies an earlier run left are removed at start. Needs --pod-checkpoint")
 }
 
 // applySources sets the pod sources' settings of cfg from the flags.
@@ -42,6 +44,7 @@ func (o *options) applySources(cfg *nodekit.Config) {
 	cfg.HTTPSource.CheckPeriod = s.httpCheck
 	cfg.DisablePodCheckpoint = !s.podCheckpoint
 	cfg.APISource.OfflineAfter = s.podCheckpointTimeout
+	cfg.PodCheckpointObjects = s.podCheckpointObjects
 }
 
 // headerFlag is the kubelet's --manifest-url-header: comma-separated

@@ -11,11 +11,13 @@ func TestPodCheckpointFlags(t *testing.T) {
 		name        string
 		args        []string
 		wantOff     bool
+		wantObjects bool
 		wantTimeout time.Duration
 	}{
-		{name: "the checkpoint is on by default with a 10s timeout", wantTimeout: 10 * time.Second},
+		{name: "the pod checkpoint is on by default with a 10s timeout, the object checkpoint off", wantTimeout: 10 * time.Second},
 		{name: "--pod-checkpoint=false turns it off", args: []string{"--pod-checkpoint=false"}, wantOff: true, wantTimeout: 10 * time.Second},
 		{name: "--pod-checkpoint-timeout sets the wait", args: []string{"--pod-checkpoint-timeout", "3s"}, wantTimeout: 3 * time.Second},
+		{name: "--pod-checkpoint-objects turns on the object checkpoint", args: []string{"--pod-checkpoint-objects"}, wantObjects: true, wantTimeout: 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -24,6 +26,9 @@ func TestPodCheckpointFlags(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := o.config()
+			if cfg.PodCheckpointObjects != tt.wantObjects {
+				t.Fatalf("PodCheckpointObjects %v, want %v", cfg.PodCheckpointObjects, tt.wantObjects)
+			}
 			if cfg.DisablePodCheckpoint != tt.wantOff || cfg.APISource.OfflineAfter != tt.wantTimeout {
 				t.Fatalf("DisablePodCheckpoint %v OfflineAfter %s, want %v %s", cfg.DisablePodCheckpoint, cfg.APISource.OfflineAfter, tt.wantOff, tt.wantTimeout)
 			}

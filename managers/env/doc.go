@@ -18,12 +18,14 @@
 //
 // # Offline
 //
-// With Deps.Offline or SetOffline (nodekit provides the store unless the
-// pod checkpoint is off), the ConfigMaps and Secrets a checkpointed pod's env references are kept in
-// the same on-disk store as its volumes' (internal/objectcache), and used
-// only while the agent runs offline and the API server does not answer:
-// after a reboot with the API server away the container starts with the
-// values it had. Each use is logged once per pod and object.
+// With Deps.Offline or SetOffline (nodekit provides the store only with
+// its object checkpoint, an opt-in, on), the ConfigMaps and Secrets a
+// checkpointed pod's env references are kept in the same on-disk store as
+// its volumes' (internal/objectcache), and used only while the agent runs
+// offline and the API server does not answer: after a reboot with the API
+// server away the container starts with the values it had. Each use is
+// logged once per pod and object; ForgetOffline drops what was logged of
+// gone pods.
 //
 // # Extending
 //

@@ -49,7 +49,14 @@
 // skipped; otherwise both are errors. A pod's fsGroup gives every file the
 // group and group read (read-write on emptyDir), directories setgid, with
 // fsGroupChangePolicy OnRootMismatch skipping the walk when the volume's
-// root already has them. serviceAccountToken projections ask the
+// root already has them. As the kubelet's, the walk runs once per emptyDir,
+// when it is made, before any container runs (a ready marker under
+// pods/<uid>/plugins, the kubelet's layout, keeps an agent restart from
+// walking a running pod's files again), and on an API-backed volume when
+// its files are written; it goes by descriptors, never follows a symlink
+// (a symlink gets the group itself) and never leaves the volume, so that an
+// entry a container swaps for a symlink cannot carry it out.
+// serviceAccountToken projections ask the
 // TokenGetter for a token of the pod's service account bound to the pod
 // (BoundObjectRef), with the projection's audience (the API server's when
 // unset) and expirationSeconds (3600 when unset); the token file has
@@ -78,8 +85,8 @@
 // # Offline
 //
 // With an OfflineStore (the Module's optional parameter, or
-// SetOfflineStore; nodekit provides one unless the pod checkpoint is off),
-// every ConfigMap, Secret and token a checkpointed
+// SetOfflineStore; nodekit provides one only when its object checkpoint,
+// an opt-in, is on), every ConfigMap, Secret and token a checkpointed
 // pod's configMap, secret or projected volume is made of is also kept on
 // disk (internal/objectcache: 0600 files in a 0700 directory under the
 // root dir). Those copies are used only while the store reports Offline
@@ -89,8 +96,10 @@
 // the pod's volumes are written again from the last good contents instead
 // of the pod waiting in ContainerCreating, as KubeEdge's edge node does
 // and the kubelet does not. Each volume served so is logged once, naming
-// the pod and the volume; an expired token is written all the same (the
-// application may need it only later) and logged as expired. When the API
+// the pod and the volume; a token copy that has expired (its
+// expirationTimestamp or its JWT's exp) is never written: it counts as
+// missing, logged once naming the pod and the volume, and the volume
+// waits for the API server. When the API
 // server answers, the next refresh fetches the objects and requests a
 // token as usual. A copy that cannot be read is a set-up error naming the
 // pod and the volume: the pod waits. A pod's copies go when its volumes

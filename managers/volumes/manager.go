@@ -272,6 +272,10 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 		}
 		m.log.V(2).Info("volumes torn down", "podUID", uid)
 	}
+	// The plugins' markers go with the volumes.
+	if err := os.RemoveAll(m.pluginsDir(uid)); err != nil {
+		return fmt.Errorf("remove volume markers of pod %s: %w", uid, err)
+	}
 	// The pod directory goes too when nothing else is in it (the runtime
 	// keeps its own files, and removes the directory, otherwise).
 	if err := os.Remove(filepath.Dir(dir)); err == nil {

@@ -2,8 +2,11 @@ package volumes
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -18,7 +21,7 @@ import (
 // OfflineStore keeps on disk the ConfigMaps, Secrets and tokens the
 // volumes of each checkpointed pod were made of, for an agent that starts
 // with the API server away (internal/objectcache implements it; nodekit
-// sets one unless the pod checkpoint is off). Keys are
+// sets one only with its object checkpoint, an opt-in, on). Keys are
 // objectcache.ConfigMapKey, SecretKey and TokenKey. It must be safe for
 // concurrent use.
 type OfflineStore interface {
@@ -101,8 +104,10 @@ func (m *VolumeManager) getSecret(ctx context.Context, src source, name string) 
 }
 
 // getToken requests a token for a volume, saving a copy or, offline,
-// falling back to it; an expired copy is still used (the application may
-// need it only later) and logged as expired.
+// falling back to it. A copy that has expired (its TokenRequest status's
+// expirationTimestamp or its JWT's exp) is never written: it counts as
+// missing, and the volume waits for the API server, logged once naming
+// the pod and the volume.
 func (m *VolumeManager) getToken(ctx context.Context, src source, sa string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 	got, err := m.tokens.GetServiceAccountToken(ctx, src.pod.Namespace, sa, tr)
 	key := objectcache.TokenKey(sa, tr.Spec)
@@ -114,11 +119,51 @@ func (m *VolumeManager) getToken(ctx context.Context, src source, sa string, tr 
 	if ok, lerr := m.loadOffline(src, key, err, out); !ok {
 		return nil, lerr
 	}
-	if exp := out.Status.ExpirationTimestamp.Time; !exp.IsZero() && m.clk.Now().After(exp) && m.firstTime(src, key+"/expired") {
-		m.log.Info("The offline copy of the service-account token has expired; writing it anyway until the API server answers",
-			"pod", klog.KObj(src.pod), "volume", src.volume, "serviceAccount", sa, "expired", exp.UTC().Format(time.RFC3339))
+	if exp, known := tokenExpiry(out); known && !m.clk.Now().Before(exp) {
+		if m.firstTime(src, key+"/expired") {
+			m.log.Info("The offline copy of the service-account token has expired; the volume waits for the API server",
+				"pod", klog.KObj(src.pod), "volume", src.volume, "serviceAccount", sa, "expired", exp.UTC().Format(time.RFC3339))
+		}
+		return nil, fmt.Errorf("the API server is unreachable and the offline copy of the service-account token of %s for volume %q of pod %s expired at %s: %w",
+			sa, src.volume, klog.KObj(src.pod), exp.UTC().Format(time.RFC3339), err)
 	}
 	return out, nil
+}
+
+// tokenExpiry is when a token expires: the earlier of its TokenRequest
+// status's expirationTimestamp and its JWT's exp claim; known is false
+// when neither says (a token that does not expire).
+func tokenExpiry(tr *authenticationv1.TokenRequest) (exp time.Time, known bool) {
+	exp = tr.Status.ExpirationTimestamp.Time
+	if t, ok := jwtExpiry(tr.Status.Token); ok && (exp.IsZero() || t.Before(exp)) {
+		exp = t
+	}
+	return exp, !exp.IsZero()
+}
+
+// jwtExpiry reads the exp claim of a JWT without checking its signature
+// (the token is only being kept or dropped); ok is false when token is
+// not a JWT with one.
+func jwtExpiry(token string) (time.Time, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return time.Time{}, false
+	}
+	var claims struct {
+		Exp json.Number `json:"exp"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil || claims.Exp == "" {
+		return time.Time{}, false
+	}
+	secs, err := claims.Exp.Float64()
+	if err != nil || secs <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(secs), 0), true
 }
 
 // saveOffline keeps a copy of a fetched object; a failure is logged, the

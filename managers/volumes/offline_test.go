@@ -2,7 +2,9 @@ package volumes
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,28 +249,87 @@ func TestOnlineTheCopiesAreIgnoredAndTheObjectsFetched(t *testing.T) {
 	}
 }
 
-func TestAnExpiredTokenCopyIsWrittenAndLoggedAsExpired(t *testing.T) {
+func TestAnExpiredTokenCopyIsNeverWrittenAndTheVolumeWaitsSayingSo(t *testing.T) {
 	e := newOfflineEnv(t)
 	pod := e.runningPod(t)
 	e.reboot(t, pod)
 	e.down.Store(true)
 	e.offline.Store(true)
 	e.clk.Step(2 * time.Hour) // the 3607s token has expired
-	e.setUp(t, pod)
-	if got := e.read(t, pod, "kube-api-access-x", "token"); got != "token-0" {
-		t.Fatalf("token = %q, want the expired copy", got)
+	err := e.m.SetUpPod(context.Background(), pod)
+	var setUpErr *SetUpError
+	if !errors.As(err, &setUpErr) || len(setUpErr.Volumes) != 1 || setUpErr.Volumes[0] != "kube-api-access-x" {
+		t.Fatalf("SetUpPod = %v, want the token volume alone not set up", err)
 	}
+	if msg := setUpErr.Causes["kube-api-access-x"].Error(); !strings.Contains(msg, "expired at") || !strings.Contains(msg, "ns/web-u1") {
+		t.Errorf("the volume's error %q does not say the copy expired, naming the pod", msg)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "pods", "u1", "volumes", pluginProjected, "kube-api-access-x", "token")); !os.IsNotExist(err) {
+		t.Errorf("a token file was written from an expired copy (stat: %v)", err)
+	}
+	e.clk.Step(3 * time.Minute) // past the backoff
 	e.m.Resync(context.Background())
-	if n := e.logged("has expired"); n != 1 {
-		t.Fatalf("%d log lines say the token expired, want 1:\n%s", n, strings.Join(e.logs, "\n"))
+	_ = e.m.SetUpPod(context.Background(), pod)
+	if n := e.logged("has expired"); n != 1 || e.logged(`"volume"="kube-api-access-x"`) == 0 {
+		t.Fatalf("%d log lines say the token expired, want 1 naming the volume:\n%s", n, strings.Join(e.logs, "\n"))
 	}
 	// Back online: a token is requested again and written.
 	e.down.Store(false)
 	e.offline.Store(false)
 	e.tokens.renew()
-	e.m.Resync(context.Background())
+	e.clk.Step(3 * time.Minute)
+	e.setUp(t, pod)
 	if got := e.read(t, pod, "kube-api-access-x", "token"); got != "token-1" {
 		t.Fatalf("token = %q after the API server returned, want a new one", got)
+	}
+}
+
+// jwt is an unsigned JWT whose claims are claims.
+func jwt(claims string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(claims)) + ".c2ln"
+}
+
+func TestTokenExpiryIsTheEarlierOfTheStatusAndTheJWT(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for name, c := range map[string]struct {
+		status time.Time
+		token  string
+		want   time.Time
+	}{
+		"the status alone":                     {status: at, token: "opaque", want: at},
+		"the JWT alone":                        {token: jwt(`{"exp":1795946400}`), want: time.Unix(1795946400, 0)},
+		"the JWT when earlier than the status": {status: at, token: jwt(`{"exp":1764576000}`), want: time.Unix(1764576000, 0)},
+		"the status when earlier than the JWT": {status: at, token: jwt(`{"exp":1900000000}`), want: at},
+		"none for a JWT without exp":           {token: jwt(`{"sub":"x"}`)},
+		"none for garbage":                     {token: "a.%%%.c"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr := &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: c.token, ExpirationTimestamp: metav1.NewTime(c.status)}}
+			got, known := tokenExpiry(tr)
+			if known != !c.want.IsZero() || !got.Equal(c.want) {
+				t.Errorf("tokenExpiry = %v, %v; want %v", got, known, c.want)
+			}
+		})
+	}
+}
+
+func TestACopyWhoseJWTHasExpiredIsNotWrittenEvenWithoutAStatusExpiry(t *testing.T) {
+	e := newOfflineEnv(t)
+	pod := e.runningPod(t)
+	key := objectcache.TokenKey("default", authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3607))})
+	// A copy whose status lost its expiry but whose JWT expired an hour ago.
+	past := e.clk.Now().Add(-time.Hour).Unix()
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3607))},
+		Status: authenticationv1.TokenRequestStatus{Token: jwt(fmt.Sprintf(`{"exp":%d}`, past))}}
+	if err := e.store.Save(pod, key, tr); err != nil {
+		t.Fatal(err)
+	}
+	e.reboot(t, pod)
+	e.down.Store(true)
+	e.offline.Store(true)
+	if err := e.m.SetUpPod(context.Background(), pod); err == nil || !strings.Contains(err.Error(), "expired at") {
+		t.Fatalf("SetUpPod = %v, want the token volume waiting on its expired copy", err)
 	}
 }
 

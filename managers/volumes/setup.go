@@ -148,9 +148,16 @@ func chmodKeepingSetgid(dir string, perm os.FileMode) error {
 // makes it, on a tmpfs for medium Memory (its size is the smaller of
 // sizeLimit and the pod's memory limit or the node's allocatable memory),
 // owned by the pod's fsGroup. sizeLimit on disk is left to eviction, which
-// nodekit does not do yet.
+// nodekit does not do yet. As the kubelet's, a volume whose set-up
+// completed (its ready marker) is found again as it is, after an agent
+// restart too: the fsGroup is applied once, before any container runs,
+// never over the files of running containers.
 func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.EmptyDirVolumeSource) (noderuntime.Volume, error) {
 	dir := m.volumeDir(pod.UID, pluginEmptyDir, name)
+	memory := src.Medium == corev1.StorageMediumMemory && !m.cfg.DiskOnly
+	if m.isReady(pod.UID, pluginEmptyDir, name, dir, memory) {
+		return noderuntime.Volume{HostPath: dir, Dir: true}, nil
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return noderuntime.Volume{}, err
 	}
@@ -175,6 +182,9 @@ func (m *VolumeManager) setUpEmptyDir(pod *corev1.Pod, name string, src *corev1.
 	}
 	if err := setOwnership(dir, podFSGroup(pod), pod.Spec.SecurityContext, false); err != nil {
 		return noderuntime.Volume{}, fmt.Errorf("apply fsGroup: %w", err)
+	}
+	if err := m.setReady(pod.UID, pluginEmptyDir, name); err != nil {
+		return noderuntime.Volume{}, err
 	}
 	return noderuntime.Volume{HostPath: dir, Dir: true}, nil
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit/nodekit"
 	"github.com/nodekit/nodekit/internal/mount"
 )
 
@@ -95,6 +96,8 @@ func (h *agentHarness) offlineContents(ids map[string]string) (map[string]string
 func TestCheckpointRebootWithTheAPIServerDownRewritesTheVolumesAndEnv(t *testing.T) {
 	c := loadCluster(t)
 	h := newAgentHarness(t)
+	// The object checkpoint is an opt-in: it puts Secrets and tokens on disk.
+	h.configure = func(cfg *nodekit.Config) { cfg.PodCheckpointObjects = true }
 	ns := h.joinCluster(c)
 	ctx := context.Background()
 	if _, err := c.admin.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"},
