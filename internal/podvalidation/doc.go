@@ -27,6 +27,11 @@
 // RestartAllContainers (beta since v1.36) is refused because the agent does
 // not run it (action Restart, ContainerRestartRules, is run).
 //
+// Beyond the API server's rules: metadata.uid must be a single path
+// element (ValidateIdentity, which the sources.Mux also applies to the UID,
+// name and namespace of every source's pods, as the agent names directories
+// after them).
+//
 // spec.nodeName is not checked: the source sets it to the agent's node
 // name, a setting of the agent rather than of the manifest.
 //

@@ -28,7 +28,9 @@
 // maxConfigLength). The static pod is validated as the API server validates
 // a pod create (internal/podvalidation: metadata with apimachinery's rules,
 // annotations at most 256 KiB in total, and the pod-spec rules), after the
-// defaults are applied. Of two files whose pods share a namespace/name (or a
+// defaults are applied; a UID the manifest sets must also be a single path
+// element (no "/", no NUL, not "." or ".."), as the agent names the pod's
+// directories after it. Of two files whose pods share a namespace/name (or a
 // UID), the first in file name order wins.
 //
 // Unknown and duplicate fields are logged ("Unknown field in pod manifest",

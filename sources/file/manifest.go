@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/klog/v2"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -87,10 +88,13 @@ func checkManifest(pod *corev1.Pod) error {
 	return nil
 }
 
-// validate checks a static pod as the API server checks a pod create.
+// validate checks a static pod as the API server checks a pod create, with
+// a UID that is one path element. The error names the pod and every field
+// at fault.
 func validate(pod *corev1.Pod) error {
-	if errs := podvalidation.Validate(pod); len(errs) > 0 {
-		return fmt.Errorf("invalid pod manifest: %s", podvalidation.Summary(errs))
+	errs := podvalidation.Validate(pod)
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid pod manifest: pod %s: %s", klog.KObj(pod), podvalidation.Summary(errs))
 	}
 	return nil
 }
