@@ -1,6 +1,7 @@
 package file
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,45 @@ func TestScanRefusesAUIDOrNamespaceThatIsNotOnePathElement(t *testing.T) {
 		if got := lines.drain(); count(got, `"Could not read pod manifest"`, quoted(evil), c.field+": ") != 1 {
 			t.Errorf("%s: log lines %q, want one error naming %s and %s", c.meta, got, evil, c.field)
 		}
+	}
+}
+
+func TestParseRefusesAPIObjectReferences(t *testing.T) {
+	t.Parallel()
+	d := newDir("/etc/kubernetes/manifests", "node-1", logrDiscard())
+	for _, c := range []struct{ name, edit, field, resource string }{
+		{"a secret volume", "  volumes:\n  - name: s\n    secret: {secretName: admin-token}\n", "spec.volumes[0].secret", "secrets"},
+		{"a configMap env var", "    env:\n    - name: E\n      valueFrom: {configMapKeyRef: {name: c, key: k}}\n",
+			"spec.containers[0].env[0].valueFrom.configMapKeyRef", "configmaps"},
+		{"a secret envFrom", "    envFrom:\n    - secretRef: {name: s}\n", "spec.containers[0].envFrom[0].secretRef", "secrets"},
+		{"a service account", "  serviceAccountName: admin\n", "spec.serviceAccountName", "serviceaccounts"},
+		{"an image pull secret", "  imagePullSecrets:\n  - name: regcred\n", "spec.imagePullSecrets[0]", "secrets"},
+		{"a projected token", "  volumes:\n  - name: t\n    projected:\n      sources:\n      - serviceAccountToken: {path: token}\n",
+			"spec.volumes[0].projected.sources[0].serviceAccountToken", "serviceaccounts (via projected volumes)"},
+		{"a PVC", "  volumes:\n  - name: p\n    persistentVolumeClaim: {claimName: data}\n", "spec.volumes[0].persistentVolumeClaim", "persistentvolumeclaims"},
+		{"a resource claim", "  resourceClaims:\n  - name: gpu\n    resourceClaimName: gpu\n", "spec.resourceClaims", "resourceclaims"},
+	} {
+		_, err := d.parse("/etc/kubernetes/manifests/web.yaml", []byte(manifest("web", "nginx:1")+c.edit))
+		want := fmt.Sprintf("pod default/web-node-1: %s: Forbidden: static pods may not reference %s", c.field, c.resource)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: parse error %v, want one containing %q", c.name, err, want)
+		}
+	}
+	if _, err := d.parse("/etc/kubernetes/manifests/web.yaml", []byte(manifest("web", "nginx:1")+"  automountServiceAccountToken: true\n")); err != nil {
+		t.Errorf("automountServiceAccountToken: parse error %v, want none (no token is mounted into a static pod)", err)
+	}
+}
+
+func TestParseRefusesAManifestBeyondTheEnvLimit(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(manifest("web", "nginx:1") + "    env:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "    - {name: E%d, value: x}\n", i)
+	}
+	d := newDir("/etc/kubernetes/manifests", "node-1", logrDiscard())
+	_, err := d.parse("/etc/kubernetes/manifests/web.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "spec.containers[0].env: Forbidden: the pod's containers have 20000 env and envFrom entries in all, more than the limit of 10000") {
+		t.Fatalf("parse error %v, want the env limit naming spec.containers[0].env", err)
 	}
 }

@@ -88,11 +88,13 @@ func checkManifest(pod *corev1.Pod) error {
 	return nil
 }
 
-// validate checks a static pod as the API server checks a pod create, with
-// a UID that is one path element. The error names the pod and every field
-// at fault.
+// validate checks a static pod as the API server checks a pod create
+// (with nodekit's count limits and a UID that is one path element), and as
+// the kubelet checks a static pod: no reference to an API object. The
+// error names the pod and every field at fault.
 func validate(pod *corev1.Pod) error {
 	errs := podvalidation.Validate(pod)
+	errs = append(errs, podvalidation.StaticPodReferences(pod)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid pod manifest: pod %s: %s", klog.KObj(pod), podvalidation.Summary(errs))
 	}
