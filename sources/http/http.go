@@ -57,11 +57,7 @@ func (s *Source) Run(ctx context.Context, updates chan<- []*corev1.Pod) error {
 		return err
 	}
 	cfg := s.cfg.withDefaults()
-	client := s.client
-	if client == nil {
-		client = &nethttp.Client{Timeout: cfg.Timeout}
-	}
-	r := &reader{src: s, cfg: cfg, client: client, updates: updates}
+	r := &reader{src: s, cfg: cfg, client: s.newClient(cfg), updates: updates}
 	ticker := s.clk.NewTicker(cfg.CheckPeriod)
 	defer ticker.Stop()
 	s.log.Info("Reading pods from the manifest URL", "url", cfg.URL, "checkPeriod", cfg.CheckPeriod)
@@ -75,6 +71,19 @@ func (s *Source) Run(ctx context.Context, updates chan<- []*corev1.Pod) error {
 		case <-ticker.C():
 		}
 	}
+}
+
+// newClient is the client of a Run with cfg (defaults applied): the
+// request timeout and the redirect policy (redirectPolicy) on a copy of
+// the test's client, or on a new one.
+func (s *Source) newClient(cfg Config) *nethttp.Client {
+	client := &nethttp.Client{Timeout: cfg.Timeout}
+	if s.client != nil {
+		c := *s.client
+		client = &c
+	}
+	client.CheckRedirect = redirectPolicy(cfg.Header)
+	return client
 }
 
 // reader is one Run's state; only Run's goroutine uses it.
