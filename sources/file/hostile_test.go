@@ -74,3 +74,20 @@ func TestParseRefusesAManifestBeyondTheEnvLimit(t *testing.T) {
 		t.Fatalf("parse error %v, want the env limit naming spec.containers[0].env", err)
 	}
 }
+
+func TestExtraDocumentsDoesNotConvertTheFirstDocumentAgain(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(manifest("web", "nginx:1") + "    env:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "    - {name: E%d, value: x}\n", i)
+	}
+	data := []byte(b.String())
+	// The YAML reader splits documents line by line, about one allocation
+	// a line; converting the first document to JSON again made 33 an entry.
+	if allocs := testing.AllocsPerRun(3, func() { _ = extraDocuments(data) }); allocs > 5000 {
+		t.Fatalf("extraDocuments of one document of 2,000 env vars made %.0f allocations, want at most 5,000", allocs)
+	}
+	if n := extraDocuments(append(data, []byte("---\n"+manifest("b", "x")+"---\n# only a comment\n")...)); n != 1 {
+		t.Fatalf("extraDocuments = %d, want 1 (an empty document is not counted)", n)
+	}
+}

@@ -108,17 +108,20 @@ func extraDocuments(data []byte) int {
 		return 0
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	n := -1
+	if _, err := r.Read(); err != nil {
+		return 0 // the first document, read by decode, is not converted again
+	}
+	n := 0
 	for {
 		doc, err := r.Read()
 		if err != nil {
 			break
 		}
-		if js, err := yaml.YAMLToJSON(doc); n < 0 || err != nil || (len(bytes.TrimSpace(js)) > 0 && string(js) != "null") {
+		if js, err := yaml.YAMLToJSON(doc); err != nil || (len(bytes.TrimSpace(js)) > 0 && string(js) != "null") {
 			n++
 		}
 	}
-	return max(n, 0)
+	return n
 }
 
 // staticPod turns the pod decoded from the manifest at path into the
