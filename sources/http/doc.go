@@ -26,7 +26,9 @@
 // list, a refused redirect) sends nothing: the
 // last good pods keep running. The first failure of a streak is logged,
 // later ones at V(4), and the first success after it again, so an
-// unreachable URL does not flood the log. An empty body means no pods, as
+// unreachable URL does not flood the log. A body refused as invalid is not
+// decoded again while the URL serves the same bytes (10 MiB of YAML takes
+// seconds of CPU to decode). An empty body means no pods, as
 // in the kubelet. Until the first good read nothing is sent, so the agent
 // does not remove pods it cannot account for while this source is unread.
 //

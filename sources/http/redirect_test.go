@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -179,5 +180,25 @@ func TestAPodReferencingASecretIsRefusedNamingTheURL(t *testing.T) {
 	want := fmt.Sprintf(`"url"=%q "err"="pod: invalid pod manifest: pod default/web-node1: spec.volumes[0].secret: Forbidden: static pods may not reference secrets"`, srv.URL+"/pods")
 	if h.logs.count(want) != 1 {
 		t.Fatalf("want one log line with %s", want)
+	}
+}
+
+func TestARefusedBodyIsNotDecodedAgain(t *testing.T) {
+	invalid := podYAML("web", "nginx") + "  serviceAccountName: admin\n"
+	srv := newServer(t, invalid)
+	src := New(clocktesting.NewFakeClock(epoch), logr.Discard(), Config{URL: srv.URL + "/pods", NodeName: node})
+	src.client = srv.Client()
+	cfg := src.cfg.withDefaults()
+	r := &reader{src: src, cfg: cfg, client: src.newClient(cfg), updates: make(chan []*corev1.Pod, 10)}
+	for range 3 {
+		r.poll(t.Context())
+	}
+	if r.decodes != 1 || r.failures != 3 || r.sent {
+		t.Fatalf("after three reads of one refused body: %d decodes, %d failures, sent %t; want 1 decode, 3 failures, nothing sent", r.decodes, r.failures, r.sent)
+	}
+	srv.serve(nethttp.StatusOK, podYAML("web", "nginx"))
+	r.poll(t.Context())
+	if r.decodes != 2 || !r.sent {
+		t.Fatalf("after a good body: %d decodes, sent %t; want 2 decodes and the pods sent", r.decodes, r.sent)
 	}
 }
