@@ -9,6 +9,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"github.com/nodekit/nodekit/internal/podvalidation"
 )
 
 // store holds the last snapshot of every source, keyed by source name and
@@ -88,14 +90,21 @@ func (s *store) merge(source string, snapshot []*corev1.Pod, now time.Time) []Po
 }
 
 // admit drops what the kubelet would not run from one snapshot: nil pods,
-// pods without a UID, a second pod with the same UID (seen or held back)
-// and a second pod with the same namespace/name.
+// pods without a UID, pods whose UID, name or namespace is not a single
+// path element (the agent names directories after them), a second pod
+// with the same UID (seen or held back) and a second pod with the same
+// namespace/name.
 func (s *store) admit(source string, pod *corev1.Pod, seen, held map[types.UID]*corev1.Pod, names map[string]bool) bool {
-	switch {
-	case pod == nil:
+	if pod == nil {
 		return false
+	}
+	switch errs := podvalidation.ValidateIdentity(pod); {
 	case pod.UID == "":
 		s.log.Info("Ignoring pod without UID", "source", source, "pod", klog.KObj(pod))
+		return false
+	case len(errs) > 0:
+		s.log.Info("Ignoring pod whose UID, name or namespace is not a single path element", "source", source,
+			"pod", klog.KObj(pod), "podUID", pod.UID, "err", podvalidation.Summary(errs))
 		return false
 	case seen[pod.UID] != nil || held[pod.UID] != nil:
 		s.log.Info("Ignoring pod with duplicate UID", "source", source, "pod", klog.KObj(pod), "podUID", pod.UID)

@@ -39,8 +39,8 @@ func fuzzSnapshot(b *fuzzBytes) []*corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      []string{"a", "b", "c", "d"}[b.intn(4)],
-				Namespace: []string{"default", "default", "kube-system"}[b.intn(3)],
-				UID:       types.UID([]string{"", "u0", "u1", "u2", "u3", "u4", "u5"}[b.intn(7)]),
+				Namespace: []string{"default", "default", "kube-system", ".."}[b.intn(4)],
+				UID:       types.UID([]string{"", "u0", "u1", "u2", "u3", "u4", "u5", "u/../x"}[b.intn(8)]),
 			},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: []string{"x:1", "x:2"}[b.intn(2)]}}},
 		}
@@ -64,12 +64,13 @@ func fuzzSnapshot(b *fuzzBytes) []*corev1.Pod {
 }
 
 // admitted is the set of UIDs the kubelet keeps from a snapshot: the first
-// pod of each UID and of each namespace/name, skipping nil pods and pods
-// without a UID.
+// pod of each UID and of each namespace/name, skipping nil pods, pods
+// without a UID and pods whose UID or namespace is not a single path
+// element.
 func admitted(snapshot []*corev1.Pod) map[types.UID]bool {
 	uids, names := map[types.UID]bool{}, map[string]bool{}
 	for _, p := range snapshot {
-		if p == nil || p.UID == "" || uids[p.UID] || names[podKey(p)] {
+		if p == nil || p.UID == "" || strings.Contains(string(p.UID), "/") || p.Namespace == ".." || uids[p.UID] || names[podKey(p)] {
 			continue
 		}
 		uids[p.UID], names[podKey(p)] = true, true

@@ -200,6 +200,12 @@ func TestStoreMerge(t *testing.T) {
 			{source: "file", pods: []*corev1.Pod{pod("a"), pod("a", withUID("other")), pod("b", withUID("uid-a")), pod("c", withUID(""))},
 				want: []string{"ADD file: a"}},
 		}},
+		{"A pod whose UID, name or namespace is not a single path element is dropped, whatever its source.", []step{
+			{source: "api", pods: []*corev1.Pod{pod("a"), pod("b", withUID("x/../../../somewhere")), pod("c", withUID("..")),
+				pod("d/e"), pod("f", func(p *corev1.Pod) { p.Namespace = ".." }), pod("g", func(p *corev1.Pod) { p.Namespace = "" }),
+				pod("h", withUID("a\x00b"))},
+				want: []string{"ADD api: a"}},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,6 +27,16 @@
 // RestartAllContainers (beta since v1.36) is refused because the agent does
 // not run it (action Restart, ContainerRestartRules, is run).
 //
+// Beyond the API server's rules, for pods that no API server bounded:
+// metadata.uid must be a single path element (ValidateIdentity, which the
+// sources.Mux also applies to the UID, name and namespace of every source's
+// pods, as the agent names directories after them), and the pod must be
+// within count limits (limits.go: containers, volumes, and the env vars,
+// command and args, ports and volume mounts of all containers together),
+// checked first so that a pod far beyond one gives one error, not one per
+// item. [StaticPodReferences] is the kubelet's refusal of static pods that
+// reference API objects; the sources call it beside Validate.
+//
 // spec.nodeName is not checked: the source sets it to the agent's node
 // name, a setting of the agent rather than of the manifest.
 //

@@ -12,7 +12,7 @@ import (
 
 func ExampleValidate() {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: "default", UID: "0123"},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyAlways,
 			DNSPolicy:                     corev1.DNSClusterFirst,

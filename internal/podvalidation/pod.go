@@ -17,9 +17,17 @@ import (
 const maxShownValue = 128
 
 // Validate checks pod as the API server checks a pod create and returns
-// every problem, each naming its field. It does not change pod.
+// every problem, each naming its field. The UID, which a source sets, must
+// be a single path element (see ValidateIdentity), and the pod must be
+// within the count limits (see limits.go). It does not change pod.
 func Validate(pod *corev1.Pod) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	errs = append(errs, pathElement(string(pod.UID), field.NewPath("metadata", "uid"))...)
+	if tooMany := validateCounts(&pod.Spec, field.NewPath("spec")); len(tooMany) > 0 {
+		// The rest is not checked: a list beyond its limit would give an
+		// error per item.
+		return append(errs, tooMany...)
+	}
 	return append(errs, validateSpec(&pod.Spec, field.NewPath("spec"))...)
 }
 

@@ -28,8 +28,21 @@
 // maxConfigLength). The static pod is validated as the API server validates
 // a pod create (internal/podvalidation: metadata with apimachinery's rules,
 // annotations at most 256 KiB in total, and the pod-spec rules), after the
-// defaults are applied. Of two files whose pods share a namespace/name (or a
-// UID), the first in file name order wins.
+// defaults are applied, with three more rules: a UID the manifest sets must
+// be a single path element (no "/", no NUL, not "." or "..": the agent
+// names the pod's directories after it); the pod must stay within generous
+// count limits (containers, volumes, and env vars, args, ports and mounts
+// of all containers together, podvalidation's limits.go), which the API
+// server does not need as it bounds the whole object; and, as the kubelet
+// refuses, the pod may not reference an API object (a service account,
+// secrets and config maps in volumes, env or envFrom, image pull secrets,
+// projected tokens, cluster trust bundles and pod certificates, PVCs,
+// ephemeral volumes, resource claims), with the kubelet's message, as
+// "spec.volumes[0].secret: Forbidden: static pods may not reference
+// secrets". automountServiceAccountToken is accepted and has no effect, as
+// in the kubelet: no token is mounted into a static pod. Of two files
+// whose pods share a namespace/name (or a UID), the first in file name
+// order wins.
 //
 // Unknown and duplicate fields are logged ("Unknown field in pod manifest",
 // with the file and the field's path) and ignored; the pod still runs. A

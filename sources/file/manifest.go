@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/klog/v2"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -87,10 +88,15 @@ func checkManifest(pod *corev1.Pod) error {
 	return nil
 }
 
-// validate checks a static pod as the API server checks a pod create.
+// validate checks a static pod as the API server checks a pod create
+// (with nodekit's count limits and a UID that is one path element), and as
+// the kubelet checks a static pod: no reference to an API object. The
+// error names the pod and every field at fault.
 func validate(pod *corev1.Pod) error {
-	if errs := podvalidation.Validate(pod); len(errs) > 0 {
-		return fmt.Errorf("invalid pod manifest: %s", podvalidation.Summary(errs))
+	errs := podvalidation.Validate(pod)
+	errs = append(errs, podvalidation.StaticPodReferences(pod)...)
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid pod manifest: pod %s: %s", klog.KObj(pod), podvalidation.Summary(errs))
 	}
 	return nil
 }
@@ -102,17 +108,20 @@ func extraDocuments(data []byte) int {
 		return 0
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	n := -1
+	if _, err := r.Read(); err != nil {
+		return 0 // the first document, read by decode, is not converted again
+	}
+	n := 0
 	for {
 		doc, err := r.Read()
 		if err != nil {
 			break
 		}
-		if js, err := yaml.YAMLToJSON(doc); n < 0 || err != nil || (len(bytes.TrimSpace(js)) > 0 && string(js) != "null") {
+		if js, err := yaml.YAMLToJSON(doc); err != nil || (len(bytes.TrimSpace(js)) > 0 && string(js) != "null") {
 			n++
 		}
 	}
-	return max(n, 0)
+	return n
 }
 
 // staticPod turns the pod decoded from the manifest at path into the

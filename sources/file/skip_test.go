@@ -154,7 +154,7 @@ func TestScanRefusesWhatTheAPIServerWouldRefuse(t *testing.T) {
 			t.Fatalf("%s: pods %v, want both pods as they were", c.field, names(pods))
 		}
 		got := lines.drain()
-		if count(got, `"Could not read pod manifest"`, quoted(path), "invalid pod manifest: "+c.field+": ") != 1 {
+		if count(got, `"Could not read pod manifest"`, quoted(path), "invalid pod manifest: pod default/web-n: "+c.field+": ") != 1 {
 			t.Fatalf("log lines %q: want one error naming %s and the field %s", got, path, c.field)
 		}
 	}

@@ -19,7 +19,9 @@ type Config struct {
 	// Required: there is no default.
 	URL string `json:"url,omitempty"`
 	// Header is sent with every request (the kubelet's
-	// staticPodURLHeader), e.g. an Authorization header. Defaults to none.
+	// staticPodURLHeader), e.g. an Authorization header, but not past a
+	// redirect that leaves the URL's scheme, host and port. Defaults to
+	// none.
 	Header nethttp.Header `json:"header,omitempty"`
 	// NodeName is this node's name: pods are named "<name>-<lowercase node
 	// name>" and bound to it. Required: there is no default.

@@ -12,6 +12,14 @@ import (
 	"github.com/nodekit/nodekit/sources/file"
 )
 
+// maxListPods is the most pods a PodList at the URL may hold; a longer
+// list is refused whole, as an invalid pod would be. A node runs 110 pods
+// by default (the kubelet's maxPods) and dense nodes a few hundred, so 1,000
+// static pods from one URL is beyond any real use, while the body cap
+// (10 MiB) alone would let a list of tiny pods become tens of thousands of
+// pods, each with its own pod worker.
+const maxListPods = 1000
+
 // listHead is what tells a PodList from a Pod.
 type listHead struct {
 	Kind  string            `json:"kind"`
@@ -21,7 +29,8 @@ type listHead struct {
 // decode reads a Pod or a PodList, YAML or JSON, from data served at url
 // and turns every pod into the static pod nodeName runs, with the manifest
 // directory's checks and defaults (file.URLPod). One invalid pod fails the
-// whole document, as in the kubelet, so that the last good pods stand.
+// whole document, as in the kubelet, so that the last good pods stand; so
+// does a list of more than 1,000 pods (maxListPods).
 // ignored lists the fields decoding ignored, prefixed with the pod's
 // index in a list. The caller owns the pods.
 func decode(data []byte, url, nodeName string) (pods []*corev1.Pod, ignored []string, err error) {
@@ -40,6 +49,9 @@ func decode(data []byte, url, nodeName string) (pods []*corev1.Pod, ignored []st
 	}
 	docs := [][]byte{js}
 	isList := head.Kind == "PodList" || head.Kind == "List" || (head.Kind == "" && head.Items != nil)
+	if isList && len(head.Items) > maxListPods {
+		return nil, nil, fmt.Errorf("the list has %d pods, more than the limit of %d", len(head.Items), maxListPods)
+	}
 	if isList {
 		docs = docs[:0]
 		for _, item := range head.Items {

@@ -15,11 +15,20 @@
 // to the sources.Mux as one snapshot (source name "http"), which diffs it
 // into ADD, UPDATE and REMOVE.
 //
+// Config.Header is sent only to the URL's origin: a redirect to another
+// scheme, host or port drops every configured header for the rest of that
+// read, a redirect from https to http fails the read, and a read follows
+// at most 10 redirects. The body may have at most 10 MiB and a PodList at
+// most 1,000 pods.
+//
 // A read that fails (the URL unreachable, a status other than 200, a body
-// that is no Pod or PodList, one invalid pod in a list) sends nothing: the
+// that is no Pod or PodList, one invalid pod in a list, too large a body or
+// list, a refused redirect) sends nothing: the
 // last good pods keep running. The first failure of a streak is logged,
 // later ones at V(4), and the first success after it again, so an
-// unreachable URL does not flood the log. An empty body means no pods, as
+// unreachable URL does not flood the log. A body refused as invalid is not
+// decoded again while the URL serves the same bytes (10 MiB of YAML takes
+// seconds of CPU to decode). An empty body means no pods, as
 // in the kubelet. Until the first good read nothing is sent, so the agent
 // does not remove pods it cannot account for while this source is unread.
 //

@@ -3,6 +3,7 @@ package http
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -57,11 +58,7 @@ func (s *Source) Run(ctx context.Context, updates chan<- []*corev1.Pod) error {
 		return err
 	}
 	cfg := s.cfg.withDefaults()
-	client := s.client
-	if client == nil {
-		client = &nethttp.Client{Timeout: cfg.Timeout}
-	}
-	r := &reader{src: s, cfg: cfg, client: client, updates: updates}
+	r := &reader{src: s, cfg: cfg, client: s.newClient(cfg), updates: updates}
 	ticker := s.clk.NewTicker(cfg.CheckPeriod)
 	defer ticker.Stop()
 	s.log.Info("Reading pods from the manifest URL", "url", cfg.URL, "checkPeriod", cfg.CheckPeriod)
@@ -77,6 +74,19 @@ func (s *Source) Run(ctx context.Context, updates chan<- []*corev1.Pod) error {
 	}
 }
 
+// newClient is the client of a Run with cfg (defaults applied): the
+// request timeout and the redirect policy (redirectPolicy) on a copy of
+// the test's client, or on a new one.
+func (s *Source) newClient(cfg Config) *nethttp.Client {
+	client := &nethttp.Client{Timeout: cfg.Timeout}
+	if s.client != nil {
+		c := *s.client
+		client = &c
+	}
+	client.CheckRedirect = redirectPolicy(cfg.Header)
+	return client
+}
+
 // reader is one Run's state; only Run's goroutine uses it.
 type reader struct {
 	src     *Source
@@ -87,6 +97,13 @@ type reader struct {
 	last     []byte
 	sent     bool
 	failures int
+	// refusedSum is the SHA-256 of the last body refused as invalid and
+	// refusedErr why: the same body again is not decoded again (decoding
+	// 10 MiB of YAML costs seconds of CPU and hundreds of MiB).
+	refusedSum [sha256.Size]byte
+	refusedErr error
+	// decodes counts the bodies decoded.
+	decodes int
 }
 
 // poll reads the URL once and sends what changed; it reports false if ctx
@@ -109,11 +126,19 @@ func (r *reader) poll(ctx context.Context) bool {
 		// As the kubelet: an empty document means no pods, and is logged.
 		r.failed(errors.New("the URL served an empty document; running none of its pods"))
 	} else {
+		sum := sha256.Sum256(data)
+		if r.refusedErr != nil && sum == r.refusedSum {
+			r.failed(r.refusedErr)
+			return true
+		}
 		var ignored []string
+		r.decodes++
 		if pods, ignored, err = decode(data, r.cfg.URL, r.cfg.NodeName); err != nil {
+			r.refusedSum, r.refusedErr = sum, err
 			r.failed(err)
 			return true
 		}
+		r.refusedErr = nil
 		r.succeeded()
 		for _, f := range ignored {
 			r.src.log.Info("Unknown or duplicate field in the pod manifest at the URL; ignored", "url", r.cfg.URL, "field", f)
