@@ -1,0 +1,87 @@
+package cri
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+func TestPathUnderTakesOnlySinglePathElements(t *testing.T) {
+	cases := []struct {
+		elems []string
+		want  string // "" for no error
+	}{
+		{[]string{"pods", "0f3c-uid"}, ""},
+		{[]string{"logs", "ns_name_..uid"}, ""},
+		{[]string{"pods", ""}, "empty path element"},
+		{[]string{"pods", "."}, "not a path element"},
+		{[]string{"pods", ".."}, "not a path element"},
+		{[]string{"pods", "x/../../../etc"}, "not a single path element"},
+		{[]string{"pods", "a/b"}, "not a single path element"},
+		{[]string{"pods", "/etc"}, "not a single path element"},
+		{[]string{"pods", "a\x00b"}, "not a single path element"},
+	}
+	for _, tc := range cases {
+		p, err := pathUnder("/var/lib/nodekit", tc.elems...)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("pathUnder(%q): %v", tc.elems, err)
+		case tc.want == "" && p != filepath.Join(append([]string{"/var/lib/nodekit"}, tc.elems...)...):
+			t.Errorf("pathUnder(%q) = %s", tc.elems, p)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("pathUnder(%q) = %q, %v; want an error containing %q", tc.elems, p, err, tc.want)
+		}
+	}
+	if _, err := pathUnder("", "pods"); err == nil {
+		t.Error("pathUnder with no root: no error")
+	}
+}
+
+// TestAPodUIDThatIsAPathMakesAndRemovesNothingOutsideTheRoot: a static
+// pod's UID is outside input. Its pod and log directories would be
+// <RootDir>/../somewhere; nothing may be created there, and the container
+// GC of a pod labelled with that UID must not remove it.
+func TestAPodUIDThatIsAPathMakesAndRemovesNothingOutsideTheRoot(t *testing.T) {
+	e := newTestEnv(t)
+	const uid = "x/../../../somewhere"
+	outside := filepath.Join(filepath.Dir(e.cfg.RootDir), "somewhere")
+	pod := newPod(uid, "a")
+	pod.Name = "web"
+	if res := e.sync(t, pod); res.Error() == nil {
+		t.Error("SyncPod of a pod whose UID is a path: no error")
+	}
+	if _, err := os.Lstat(outside); err == nil {
+		t.Fatalf("SyncPod made %s, outside the root directory", outside)
+	}
+	// A sandbox of that UID in the runtime (made by an older agent, say),
+	// and a directory of value where its paths lead.
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := e.rs.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: uid},
+		Labels:   e.m.sandboxLabels(pod),
+	}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.rs.StopPodSandbox(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	err = e.m.GarbageCollect(ctx, func(types.UID) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "not a single path element") {
+		t.Errorf("GarbageCollect: %v, want an error naming the bad UID", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "keep")); err != nil || string(b) != "x" {
+		t.Fatalf("GarbageCollect removed %s, outside the root directory: %v", outside, err)
+	}
+}
