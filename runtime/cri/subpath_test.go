@@ -22,62 +22,6 @@ import (
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// skipUnlessRoot skips a test that bind-mounts.
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("subPath mounts are bind mounts, which need root")
-	}
-}
-
-// mustPodDir is the manager's directory of pod uid.
-func mustPodDir(t *testing.T, m *Manager, uid types.UID) string {
-	t.Helper()
-	dir, err := m.podDir(uid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// newSubPathPodDir is a pod directory whose subPath mounts are cleaned
-// before the test's temporary directories are removed.
-func newSubPathPodDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Cleanup(func() {
-		if err := cleanSubPaths(dir); err != nil {
-			t.Errorf("clean subPath mounts: %v", err)
-		}
-	})
-	return dir
-}
-
-// bindTestSubPath sets up sub of vol as the first mount of container "c"
-// and returns the mount's host path.
-func bindTestSubPath(t *testing.T, vol noderuntime.Volume, sub string) string {
-	t.Helper()
-	target, err := subPath(vol, sub, newSubPathPodDir(t), "c", "v", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return target
-}
-
-// sameFile reports whether a and b are the same file (after symlinks).
-func sameFile(t *testing.T, a, b string) bool {
-	t.Helper()
-	sa, err := os.Stat(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := os.Stat(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return os.SameFile(sa, sb)
-}
-
 // inodes is the set of the inodes of dir and everything below it, not
 // following symlinks.
 func inodes(t *testing.T, dir string) map[uint64]string {

@@ -16,10 +16,12 @@ import (
 )
 
 // podVolumes are a pod's volumes set up on the host, by volume name, with
-// the pod's directory (where subPath mounts go).
+// the pod's directory (where subPath mounts go) and whether its runtime
+// handler supports recursive read-only mounts.
 type podVolumes struct {
 	podDir string
 	byName map[string]noderuntime.Volume
+	rro    bool
 }
 
 // volumeError is a volume that is not set up; it wraps runtime.ErrConfig,
@@ -49,12 +51,12 @@ func (m *Manager) SetVolumeGetter(getter noderuntime.VolumeGetter) {
 // volume manager set them up, after making sure the pod's directory exists.
 // A volume that is not set up is an error wrapping runtime.ErrConfig that
 // names it.
-func (m *Manager) resolveVolumes(_ context.Context, pod *corev1.Pod) (podVolumes, error) {
+func (m *Manager) resolveVolumes(ctx context.Context, pod *corev1.Pod) (podVolumes, error) {
 	dir, err := m.ensurePodDir(pod.UID)
 	if err != nil {
 		return podVolumes{}, fmt.Errorf("pod directory of %s: %w: %w", formatPod(pod), noderuntime.ErrCreateContainer, err)
 	}
-	vols := podVolumes{podDir: dir}
+	vols := podVolumes{podDir: dir, rro: m.podSupportsRecursiveReadOnly(ctx, pod)}
 	if len(pod.Spec.Volumes) == 0 {
 		return vols, nil
 	}
@@ -76,7 +78,8 @@ func (m *Manager) resolveVolumes(_ context.Context, pod *corev1.Pod) (podVolumes
 // containerMounts turns c's volumeMounts into CRI mounts: a subPath (or
 // subPathExpr, expanded with the container's environment) must be relative
 // and stay inside its volume, is created there when missing, and is
-// bind-mounted safely under the pod's directory (see subPath).
+// bind-mounted safely under the pod's directory (see subPath); a
+// recursiveReadOnly mount follows the kubelet's rules.
 func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (string, bool)) ([]*runtimeapi.Mount, error) {
 	if len(c.VolumeDevices) > 0 {
 		return nil, fmt.Errorf("%w: container %q: volumeDevices are not supported yet", noderuntime.ErrConfig, c.Name)
@@ -86,6 +89,10 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 		vol, ok := vols.byName[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("%w: container %q: volumeMount %q names no volume of the pod", noderuntime.ErrConfig, c.Name, vm.Name)
+		}
+		rro, err := recursiveReadOnly(vm, vols.rro)
+		if err != nil {
+			return nil, fmt.Errorf("%w: container %q: volumeMount %q at %s: %w", noderuntime.ErrConfig, c.Name, vm.Name, vm.MountPath, err)
 		}
 		host := vol.HostPath
 		sub := vm.SubPath
@@ -101,7 +108,7 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 		}
 		mounts = append(mounts, &runtimeapi.Mount{
 			ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly || vol.ReadOnly,
-			Propagation: propagation(vm.MountPropagation),
+			RecursiveReadOnly: rro, Propagation: propagation(vm.MountPropagation),
 		})
 	}
 	return mounts, nil
