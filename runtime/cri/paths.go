@@ -7,7 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
 // Paths on the host are built from outside input: pod UIDs, names and
@@ -90,4 +94,17 @@ func (m *Manager) readContainerLogDir(namespace, name string, uid types.UID, con
 		return nil, err
 	}
 	return os.ReadDir(dir)
+}
+
+// containerTerminationMessage is terminationMessage with the log directory
+// of the container's pod, as its labels name the pod. When that directory
+// cannot be built, a log path relative to it is not read.
+func (m *Manager) containerTerminationMessage(s *runtimeapi.ContainerStatus) string {
+	l := s.GetLabels()
+	dir, err := m.podLogDir(l[noderuntime.LabelPodNamespace], l[noderuntime.LabelPodName], podUIDOf(l))
+	if err != nil && !filepath.IsAbs(s.GetLogPath()) {
+		s = proto.Clone(s).(*runtimeapi.ContainerStatus)
+		s.LogPath = ""
+	}
+	return terminationMessage(s, dir)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -142,4 +143,46 @@ func sameFile(t *testing.T, a, b string) bool {
 		t.Fatal(err)
 	}
 	return os.SameFile(sa, sb)
+}
+
+// TestTerminationMessageOfAPodWithAPathUIDReadsNoRelativeLog: the log path
+// the runtime reports is relative to the pod's log directory; for a UID
+// that makes no directory, it is not read (from the working directory).
+func TestTerminationMessageOfAPodWithAPathUIDReadsNoRelativeLog(t *testing.T) {
+	e := newTestEnv(t)
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll("a", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("a", "0.log"), []byte("2026-01-01T00:00:00Z stderr F secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &runtimeapi.ContainerStatus{
+		State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 1, LogPath: "a/0.log",
+		Labels: map[string]string{
+			noderuntime.LabelPodName: "web", noderuntime.LabelPodNamespace: "default", noderuntime.LabelPodUID: "x/../..",
+		},
+		Annotations: map[string]string{noderuntime.AnnotationTerminationMessagePolicy: string(corev1.TerminationMessageFallbackToLogsOnError)},
+	}
+	if msg := e.m.containerTerminationMessage(s); msg != "" {
+		t.Fatalf("termination message %q, want none", msg)
+	}
+	if s.GetLogPath() != "a/0.log" {
+		t.Fatal("the status was changed")
+	}
+	// A good UID reads its log.
+	s.Labels[noderuntime.LabelPodUID] = "u1"
+	dir, err := e.m.podLogDir("default", "web", "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "0.log"), []byte("2026-01-01T00:00:00Z stderr F bye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg := e.m.containerTerminationMessage(s); !strings.Contains(msg, "bye") {
+		t.Fatalf("termination message %q, want the log's", msg)
+	}
 }
