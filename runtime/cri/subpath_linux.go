@@ -23,8 +23,8 @@ const maxSubPathLinks = 40
 // kernel (each one is read and checked to stay inside the volume), creates
 // the missing directories there with mode, and bind-mounts the opened
 // file through /proc/<pid>/fd onto target, a path of the pod's directory
-// that no container can reach. It returns target, which the runtime then
-// mounts. A target that already holds the same file is kept.
+// that no container can reach, for the runtime to mount. A target that
+// already holds the same file is kept.
 func bindSubPath(root, sub string, mode os.FileMode, target string) error {
 	fd, err := openSubPath(root, sub, mode)
 	if err != nil {

@@ -179,8 +179,16 @@ func TestSubPathIsABindMountOfWhatWasOpened(t *testing.T) {
 	if _, err := subPath(vol, "link/b", podDir, "web", "data", 3); err == nil || !strings.Contains(err.Error(), "outside the volume") {
 		t.Fatalf("err = %v, want outside the volume", err)
 	}
-	// A file subPath gets a file target.
-	ft, err := subPath(vol, "a-moved/file", podDir, "web", "data", 4)
+	// A file subPath gets a file target, here through the symlinks of an
+	// atomically written (configMap) volume: key -> ..data/key,
+	// ..data -> a-moved.
+	if err := os.Symlink("a-moved", filepath.Join(root, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..data/file", filepath.Join(root, "key")); err != nil {
+		t.Fatal(err)
+	}
+	ft, err := subPath(vol, "key", podDir, "web", "data", 4)
 	if err != nil {
 		t.Fatal(err)
 	}
