@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -206,12 +207,33 @@ func (m *Manager) removeObjects(ctx context.Context, p *gcPod) []error {
 // a pod that no longer exists.
 func (m *Manager) removePod(ctx context.Context, p *gcPod) []error {
 	errs := m.removeObjects(ctx, p)
-	if len(errs) == 0 && p.name != "" {
-		if err := os.RemoveAll(m.podLogDir(p.namespace, p.name, p.uid)); err != nil {
-			errs = append(errs, fmt.Errorf("remove log directory of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))
-		}
+	if len(errs) == 0 {
+		errs = append(errs, m.removePodLogsAndSubPaths(p)...)
 	}
 	m.log.V(2).Info("collected removed pod", "pod", podFullName(p.name, p.namespace, p.uid), "errors", len(errs))
+	return errs
+}
+
+// removePodLogsAndSubPaths removes, once a removed pod's containers are
+// gone, its subPath mounts and its log directory. A UID or name that makes
+// a path outside RootDir is an error, and nothing is removed for it.
+func (m *Manager) removePodLogsAndSubPaths(p *gcPod) []error {
+	var errs []error
+	if dir, err := m.podDir(p.uid); err != nil {
+		errs = append(errs, err)
+	} else if err := cleanSubPaths(dir); err != nil {
+		errs = append(errs, fmt.Errorf("subPath mounts of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))
+	}
+	if p.name == "" {
+		return errs
+	}
+	dir, err := m.podLogDir(p.namespace, p.name, p.uid)
+	if err == nil {
+		err = os.RemoveAll(dir)
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("remove log directory of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))
+	}
 	return errs
 }
 
@@ -230,7 +252,14 @@ func (m *Manager) removeContainerLogs(p *gcPod, c *runtimeapi.Container) error {
 	if p.name == "" || c.GetMetadata().GetName() == "" {
 		return nil
 	}
-	current := filepath.Join(m.podLogDir(p.namespace, p.name, p.uid), containerLogPath(c.GetMetadata().GetName(), int(c.GetMetadata().GetAttempt())))
+	dir, err := m.podLogDir(p.namespace, p.name, p.uid)
+	if err == nil {
+		dir, err = pathUnder(dir, c.GetMetadata().GetName())
+	}
+	if err != nil {
+		return fmt.Errorf("logs of container %q of pod %s: %w", c.GetMetadata().GetName(), podFullName(p.name, p.namespace, p.uid), err)
+	}
+	current := filepath.Join(dir, strconv.Itoa(int(c.GetMetadata().GetAttempt()))+".log")
 	rotated, _ := filepath.Glob(current + ".*")
 	var errs []error
 	for _, f := range append([]string{current}, rotated...) {

@@ -54,10 +54,11 @@ func (m *Manager) withEtcHosts(ps *podStart, c *corev1.Container, mounts []*runt
 	} else {
 		content = managedHostsFileContent(ps.podIPs, hostsHostname(pod), m.hostDomain(pod), pod.Spec.HostAliases)
 	}
-	if err := m.ensurePodDir(pod.UID); err != nil {
+	dir, err := m.ensurePodDir(pod.UID)
+	if err != nil {
 		return nil, fmt.Errorf("%w: pod directory of %s: %w", noderuntime.ErrConfig, formatPod(pod), err)
 	}
-	path := filepath.Join(m.podDir(pod.UID), etcHostsFile)
+	path := filepath.Join(dir, etcHostsFile)
 	if err := writeHostsFile(path, content); err != nil {
 		return nil, fmt.Errorf("%w: container %q: write hosts file: %w", noderuntime.ErrConfig, c.Name, err)
 	}

@@ -89,12 +89,12 @@ func TestEtcHostsIsMountedIntoContainers(t *testing.T) {
 			}
 			m := hostsMount(e.rs.lastContainerConfig(t))
 			if c.wantHead == "" {
-				if m != nil && m.GetHostPath() == filepath.Join(e.m.podDir(pod.UID), "etc-hosts") {
+				if m != nil && m.GetHostPath() == filepath.Join(mustPodDir(t, e.m, pod.UID), "etc-hosts") {
 					t.Fatalf("the managed hosts file was mounted over the container's own /etc/hosts")
 				}
 				return
 			}
-			if m == nil || m.GetHostPath() != filepath.Join(e.m.podDir(pod.UID), "etc-hosts") || m.GetReadonly() {
+			if m == nil || m.GetHostPath() != filepath.Join(mustPodDir(t, e.m, pod.UID), "etc-hosts") || m.GetReadonly() {
 				t.Fatalf("/etc/hosts mount = %v, want the pod's etc-hosts, writable", m)
 			}
 			data, err := os.ReadFile(m.GetHostPath())

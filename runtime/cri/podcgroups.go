@@ -161,7 +161,7 @@ func (m *Manager) ensurePodCgroup(pod *corev1.Pod) error {
 	if !m.cgroups.enabled() {
 		return nil
 	}
-	if err := m.ensurePodDir(pod.UID); err != nil {
+	if _, err := m.ensurePodDir(pod.UID); err != nil {
 		return fmt.Errorf("pod directory: %w", err)
 	}
 	return m.cgroups.ensure(pod, !m.cfg.DisableCPUCFSQuota)

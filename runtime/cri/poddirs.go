@@ -19,24 +19,35 @@ import (
 // that share a root directory never remove each other's.
 const instanceFile = "nodekit-instance"
 
-// ensurePodDir creates <RootDir>/pods/<uid> and marks it as this manager's.
-func (m *Manager) ensurePodDir(uid types.UID) error {
-	dir := m.podDir(uid)
+// ensurePodDir creates <RootDir>/pods/<uid>, marks it as this manager's
+// and returns it. A UID that is not one path element is an error.
+func (m *Manager) ensurePodDir(uid types.UID) (string, error) {
+	dir, err := m.podDir(uid)
+	if err != nil {
+		return "", err
+	}
 	marker := filepath.Join(dir, instanceFile)
 	if _, err := os.Stat(marker); err == nil {
-		return nil
+		return dir, nil
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
+		return "", err
 	}
-	return os.WriteFile(marker, []byte(m.cfg.InstanceID), 0o644)
+	return dir, os.WriteFile(marker, []byte(m.cfg.InstanceID), 0o644)
 }
 
 // newTerminationMessageFile creates the empty host file that backs one
 // container instance's terminationMessagePath:
 // <RootDir>/pods/<uid>/containers/<name>/<random>, writable by any user.
 func (m *Manager) newTerminationMessageFile(pod *corev1.Pod, c *corev1.Container) (string, error) {
-	dir := filepath.Join(m.podDir(pod.UID), "containers", c.Name)
+	podDir, err := m.podDir(pod.UID)
+	if err != nil {
+		return "", err
+	}
+	dir, err := pathUnder(podDir, "containers", c.Name)
+	if err != nil {
+		return "", fmt.Errorf("termination message directory of container %q: %w", c.Name, err)
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", fmt.Errorf("termination message directory of container %q: %w", c.Name, err)
 	}
@@ -56,15 +67,25 @@ func (m *Manager) newTerminationMessageFile(pod *corev1.Pod, c *corev1.Container
 }
 
 // removePodDir unmounts whatever is mounted below the pod's directory (the
-// tmpfs of Memory emptyDirs) and removes the directory. Nothing is removed
-// while a mount remains. The caller guarantees nothing of the pod runs.
+// subPath bind mounts, the tmpfs of Memory emptyDirs) and removes the
+// directory. Nothing is removed while a mount remains below it. The caller
+// guarantees nothing of the pod runs.
 func (m *Manager) removePodDir(uid types.UID) error {
-	dir := m.podDir(uid)
+	dir, err := m.podDir(uid)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	if err := cleanSubPaths(dir); err != nil {
+		return fmt.Errorf("subPath mounts of pod %s: %w", uid, err)
+	}
 	if err := mount.UnmountBelow(dir); err != nil {
 		return fmt.Errorf("unmount volumes of pod %s: %w", uid, err)
+	}
+	if err := noMountBelow(dir); err != nil {
+		return fmt.Errorf("remove directory of pod %s: %w", uid, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove directory of pod %s: %w", uid, err)
@@ -114,6 +135,29 @@ func (m *Manager) removeOrphanPodDirs(isPodRemoved func(types.UID) bool, present
 
 // ownsPodDir reports whether this manager made the pod's directory.
 func (m *Manager) ownsPodDir(uid types.UID) bool {
-	b, err := os.ReadFile(filepath.Join(m.podDir(uid), instanceFile))
+	dir, err := m.podDir(uid)
+	if err != nil {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, instanceFile))
 	return err == nil && string(b) == m.cfg.InstanceID
+}
+
+// noMountBelow returns an error when anything is still mounted at or below
+// dir: os.RemoveAll would remove through it.
+func noMountBelow(dir string) error {
+	points, err := mount.Points()
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	for p := range points {
+		if within(p, real) {
+			return fmt.Errorf("%s is still mounted", p)
+		}
+	}
+	return nil
 }

@@ -1,30 +1,25 @@
 package cri
 
 import (
-	"path/filepath"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // maxHostnameLen is the longest hostname a pod gets (a DNS label).
 const maxHostnameLen = 63
 
-// podLogDir is where the pod's container logs go:
-// <RootDir>/logs/<namespace>_<name>_<uid>.
-func (m *Manager) podLogDir(namespace, name string, uid types.UID) string {
-	return filepath.Join(m.cfg.RootDir, "logs", namespace+"_"+name+"_"+string(uid))
-}
-
 // sandboxConfig builds the PodSandboxConfig of pod for the given attempt. It
 // reads the host resolver file when the pod's DNS policy uses it.
 func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+	logDir, err := m.podLogDir(pod.Namespace, pod.Name, pod.UID)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
-		LogDirectory: m.podLogDir(pod.Namespace, pod.Name, pod.UID),
+		LogDirectory: logDir,
 		Labels:       m.sandboxLabels(pod),
 		Annotations:  sandboxAnnotations(pod),
 		PortMappings: portMappings(pod),

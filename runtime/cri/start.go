@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -55,7 +54,7 @@ func (m *Manager) startContainer(ctx context.Context, ps *podStart, c *corev1.Co
 		err = targetNamespace(cfg, ps.status, c.Name, target)
 	}
 	if err == nil {
-		if err = mkdirAll(filepath.Join(ps.sbCfg.GetLogDirectory(), c.Name)); err != nil {
+		if err = mkdirBelow(ps.sbCfg.GetLogDirectory(), c.Name); err != nil {
 			err = fmt.Errorf("log directory of container %q: %w: %w", c.Name, noderuntime.ErrCreateContainer, err)
 		}
 	}
@@ -133,7 +132,7 @@ func (m *Manager) nextRestartCount(pod *corev1.Pod, c *corev1.Container, status 
 	if cs := status.FindContainerStatusByName(c.Name); cs != nil {
 		return cs.RestartCount + 1
 	}
-	entries, err := os.ReadDir(filepath.Join(m.podLogDir(pod.Namespace, pod.Name, pod.UID), c.Name))
+	entries, err := m.readContainerLogDir(pod.Namespace, pod.Name, pod.UID, c.Name)
 	if err != nil {
 		return 0
 	}

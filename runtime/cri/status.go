@@ -273,9 +273,7 @@ func (m *Manager) toContainerStatus(listed *runtimeapi.Container, s *runtimeapi.
 	}
 	message := s.GetMessage()
 	if s.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED {
-		l := s.GetLabels()
-		logDir := m.podLogDir(l[noderuntime.LabelPodNamespace], l[noderuntime.LabelPodName], podUIDOf(l))
-		if tm := terminationMessage(s, logDir); tm != "" {
+		if tm := m.containerTerminationMessage(s); tm != "" {
 			if message != "" {
 				message += ": "
 			}

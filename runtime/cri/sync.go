@@ -56,7 +56,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 		}
 		ps.sbCfg = cfg
 	}
-	vols, err := m.resolveVolumes(pod)
+	vols, err := m.resolveVolumes(ctx, pod)
 	if err != nil {
 		m.failStarts(pod, actions, err, result)
 		return result

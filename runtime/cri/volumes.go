@@ -1,21 +1,28 @@
 package cri
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
 )
 
-// podVolumes are a pod's volumes set up on the host, by volume name.
-type podVolumes map[string]noderuntime.Volume
+// podVolumes are a pod's volumes set up on the host, by volume name, with
+// the pod's directory (where subPath mounts go) and whether its runtime
+// handler supports recursive read-only mounts.
+type podVolumes struct {
+	podDir string
+	byName map[string]noderuntime.Volume
+	rro    bool
+}
 
 // volumeError is a volume that is not set up; it wraps runtime.ErrConfig,
 // so the containers wait with reason CreateContainerConfigError.
@@ -31,11 +38,6 @@ func (e *volumeError) Unwrap() []error { return []error{noderuntime.ErrConfig, e
 // volume manager for.
 var errNoVolumeManager = errors.New("no volume manager is set (runtime.VolumeAware)")
 
-// podDir is <RootDir>/pods/<uid>: the pod's volumes and per-container files.
-func (m *Manager) podDir(uid types.UID) string {
-	return filepath.Join(m.cfg.RootDir, "pods", string(uid))
-}
-
 // SetVolumeGetter implements runtime.VolumeAware: containers mount the
 // volumes getter reports for their pod (the volume manager sets them up
 // before SyncPod). Safe for concurrent use.
@@ -49,23 +51,25 @@ func (m *Manager) SetVolumeGetter(getter noderuntime.VolumeGetter) {
 // volume manager set them up, after making sure the pod's directory exists.
 // A volume that is not set up is an error wrapping runtime.ErrConfig that
 // names it.
-func (m *Manager) resolveVolumes(pod *corev1.Pod) (podVolumes, error) {
-	if err := m.ensurePodDir(pod.UID); err != nil {
-		return nil, fmt.Errorf("pod directory of %s: %w: %w", formatPod(pod), noderuntime.ErrCreateContainer, err)
+func (m *Manager) resolveVolumes(ctx context.Context, pod *corev1.Pod) (podVolumes, error) {
+	dir, err := m.ensurePodDir(pod.UID)
+	if err != nil {
+		return podVolumes{}, fmt.Errorf("pod directory of %s: %w: %w", formatPod(pod), noderuntime.ErrCreateContainer, err)
 	}
+	vols := podVolumes{podDir: dir, rro: m.podSupportsRecursiveReadOnly(ctx, pod)}
 	if len(pod.Spec.Volumes) == 0 {
-		return podVolumes{}, nil
+		return vols, nil
 	}
 	m.mu.RLock()
 	getter := m.volumes
 	m.mu.RUnlock()
 	if getter == nil {
-		return nil, &volumeError{volume: pod.Spec.Volumes[0].Name, err: errNoVolumeManager}
+		return podVolumes{}, &volumeError{volume: pod.Spec.Volumes[0].Name, err: errNoVolumeManager}
 	}
-	vols := podVolumes(getter.PodVolumes(pod.UID))
+	vols.byName = getter.PodVolumes(pod.UID)
 	for i := range pod.Spec.Volumes {
-		if _, ok := vols[pod.Spec.Volumes[i].Name]; !ok {
-			return nil, &volumeError{volume: pod.Spec.Volumes[i].Name, err: errors.New("not set up by the volume manager")}
+		if _, ok := vols.byName[pod.Spec.Volumes[i].Name]; !ok {
+			return podVolumes{}, &volumeError{volume: pod.Spec.Volumes[i].Name, err: errors.New("not set up by the volume manager")}
 		}
 	}
 	return vols, nil
@@ -73,16 +77,22 @@ func (m *Manager) resolveVolumes(pod *corev1.Pod) (podVolumes, error) {
 
 // containerMounts turns c's volumeMounts into CRI mounts: a subPath (or
 // subPathExpr, expanded with the container's environment) must be relative
-// and stay inside its volume, and is created there when missing.
+// and stay inside its volume, is created there when missing, and is
+// bind-mounted safely under the pod's directory (see subPath); a
+// recursiveReadOnly mount follows the kubelet's rules.
 func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (string, bool)) ([]*runtimeapi.Mount, error) {
 	if len(c.VolumeDevices) > 0 {
 		return nil, fmt.Errorf("%w: container %q: volumeDevices are not supported yet", noderuntime.ErrConfig, c.Name)
 	}
 	mounts := make([]*runtimeapi.Mount, 0, len(c.VolumeMounts)+1)
-	for _, vm := range c.VolumeMounts {
-		vol, ok := vols[vm.Name]
+	for i, vm := range c.VolumeMounts {
+		vol, ok := vols.byName[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("%w: container %q: volumeMount %q names no volume of the pod", noderuntime.ErrConfig, c.Name, vm.Name)
+		}
+		rro, err := recursiveReadOnly(vm, vols.rro)
+		if err != nil {
+			return nil, fmt.Errorf("%w: container %q: volumeMount %q at %s: %w", noderuntime.ErrConfig, c.Name, vm.Name, vm.MountPath, err)
 		}
 		host := vol.HostPath
 		sub := vm.SubPath
@@ -90,7 +100,7 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 			sub = expand(vm.SubPathExpr, env)
 		}
 		if sub != "" {
-			p, err := subPath(vol, sub)
+			p, err := subPath(vol, sub, vols.podDir, c.Name, vm.Name, i)
 			if err != nil {
 				return nil, fmt.Errorf("%w: container %q: volumeMount %q: subPath %q: %w", noderuntime.ErrConfig, c.Name, vm.Name, sub, err)
 			}
@@ -98,20 +108,28 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 		}
 		mounts = append(mounts, &runtimeapi.Mount{
 			ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly || vol.ReadOnly,
-			Propagation: propagation(vm.MountPropagation),
+			RecursiveReadOnly: rro, Propagation: propagation(vm.MountPropagation),
 		})
 	}
 	return mounts, nil
 }
 
-// subPath returns the host path of sub inside vol, creating what is missing
-// of it as directories with the volume's mode, as the kubelet's
-// SafeMakeDir does: each new directory gets the mode of the volume's root,
-// setgid and sticky bits included and whatever the umask, and so an
-// emptyDir with an fsGroup passes its group on to them. It refuses an
-// absolute path, "..", and a path that resolves (through symlinks) outside
-// the volume, before it creates anything there.
-func subPath(vol noderuntime.Volume, sub string) (string, error) {
+// subPathsDir, in a pod's directory, holds the bind mounts of its
+// containers' subPaths: <volume>/<container>/<index of the volumeMount>,
+// the kubelet's layout.
+const subPathsDir = "volume-subpaths"
+
+// subPath makes sub inside vol the source of the index-th volumeMount of
+// container and returns the host path to hand to the runtime: a bind mount
+// under the pod's directory of what sub named when it was opened, never
+// the path inside the volume, which a container sharing the volume may
+// change. What is missing of sub is created as directories with the
+// volume's mode, as the kubelet's SafeMakeDir does: each new directory
+// gets the mode of the volume's root, setgid and sticky bits included and
+// whatever the umask, and so an emptyDir with an fsGroup passes its group
+// on to them. It refuses an absolute path, "..", and a symlink that points
+// outside the volume, before it creates anything there.
+func subPath(vol noderuntime.Volume, sub, podDir, container, volume string, index int) (string, error) {
 	if filepath.IsAbs(sub) {
 		return "", errors.New("must be a relative path")
 	}
@@ -123,6 +141,10 @@ func subPath(vol noderuntime.Volume, sub string) (string, error) {
 	if !vol.Dir {
 		return "", errors.New("the volume is not a directory")
 	}
+	target, err := pathUnder(podDir, subPathsDir, volume, container, strconv.Itoa(index))
+	if err != nil {
+		return "", err
+	}
 	root, err := filepath.EvalSymlinks(vol.HostPath)
 	if err != nil {
 		return "", err
@@ -132,43 +154,21 @@ func subPath(vol noderuntime.Volume, sub string) (string, error) {
 		return "", err
 	}
 	mode := info.Mode() & (os.ModePerm | os.ModeSetgid | os.ModeSetuid | os.ModeSticky)
-	current := root
-	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(sub)), "/") {
-		if part == "" || part == "." {
-			continue
-		}
-		next := filepath.Join(current, part)
-		st, err := os.Lstat(next)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if err := os.Mkdir(next, mode.Perm()); err != nil && !errors.Is(err, os.ErrExist) {
-				return "", err
-			}
-			// The umask trimmed the mode mkdir set, which never
-			// has the setgid and sticky bits.
-			if err := os.Chmod(next, mode); err != nil {
-				return "", err
-			}
-		case err != nil:
-			return "", err
-		case st.Mode()&os.ModeSymlink != 0:
-			if next, err = filepath.EvalSymlinks(next); err != nil {
-				return "", err
-			}
-		}
-		if !within(next, root) {
-			return "", fmt.Errorf("resolves to %s, outside the volume", next)
-		}
-		current = next
-	}
-	resolved, err := filepath.EvalSymlinks(current)
-	if err != nil {
+	if err := bindSubPath(root, sub, mode, target); err != nil {
 		return "", err
 	}
-	if !within(resolved, root) {
-		return "", fmt.Errorf("resolves to %s, outside the volume", resolved)
+	return target, nil
+}
+
+// splitSubPath is the components of a subPath, without empty ones and ".".
+func splitSubPath(sub string) []string {
+	var out []string
+	for _, part := range strings.Split(filepath.ToSlash(sub), "/") {
+		if part != "" && part != "." {
+			out = append(out, part)
+		}
 	}
-	return resolved, nil
+	return out
 }
 
 // within reports whether path is root or below it.

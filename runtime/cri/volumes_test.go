@@ -57,7 +57,7 @@ func (f *fakeVolumes) PodVolumes(uid types.UID) map[string]noderuntime.Volume {
 // volume manager made under the pod's directory.
 func (e *testEnv) withVolumeDir(t *testing.T, vols *fakeVolumes, pod *corev1.Pod) string {
 	t.Helper()
-	dir := filepath.Join(e.m.podDir(pod.UID), "volumes", "kubernetes.io~empty-dir", "data")
+	dir := filepath.Join(mustPodDir(t, e.m, pod.UID), "volumes", "kubernetes.io~empty-dir", "data")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,13 @@ func (e *testEnv) withVolumeDir(t *testing.T, vols *fakeVolumes, pod *corev1.Pod
 }
 
 func TestSyncPodMountsTheVolumesTheVolumeManagerSetUp(t *testing.T) {
+	skipUnlessRoot(t)
 	e := newTestEnv(t)
 	vols := &fakeVolumes{}
 	e.m.SetVolumeGetter(vols)
 	pod := newPod("u1", "a")
 	data := e.withVolumeDir(t, vols, pod)
+	t.Cleanup(func() { _ = cleanSubPaths(mustPodDir(t, e.m, pod.UID)) })
 	hostDir := t.TempDir()
 	cfgDir := t.TempDir()
 	pod.Spec.Volumes = append(pod.Spec.Volumes,
@@ -93,15 +95,16 @@ func TestSyncPodMountsTheVolumesTheVolumeManagerSetUp(t *testing.T) {
 		t.Fatalf("SyncPod: %v", err)
 	}
 	mounts := mountsByPath(e.rs.lastContainerConfig(t))
+	subPaths := filepath.Join(mustPodDir(t, e.m, pod.UID), subPathsDir, "data", "a")
 	checks := []struct {
-		path, host string
-		readOnly   bool
+		path, host, shows string
+		readOnly          bool
 	}{
-		{"/data", data, false},
-		{"/sub", filepath.Join(data, "a", "b"), true},
-		{"/expr", filepath.Join(data, "from-env"), false},
-		{"/host", hostDir, false},
-		{"/cfg", cfgDir, true},
+		{"/data", data, data, false},
+		{"/sub", filepath.Join(subPaths, "1"), filepath.Join(data, "a", "b"), true},
+		{"/expr", filepath.Join(subPaths, "2"), filepath.Join(data, "from-env"), false},
+		{"/host", hostDir, hostDir, false},
+		{"/cfg", cfgDir, cfgDir, true},
 	}
 	for _, c := range checks {
 		m := mounts[c.path]
@@ -109,8 +112,10 @@ func TestSyncPodMountsTheVolumesTheVolumeManagerSetUp(t *testing.T) {
 			t.Errorf("mount %s = %v, want host %s readonly %t", c.path, m, c.host, c.readOnly)
 			continue
 		}
-		if info, err := os.Stat(c.host); err != nil || !info.IsDir() {
-			t.Errorf("%s was not created as a directory: %v", c.host, err)
+		if info, err := os.Stat(c.shows); err != nil || !info.IsDir() {
+			t.Errorf("%s was not created as a directory: %v", c.shows, err)
+		} else if !sameFile(t, c.host, c.shows) {
+			t.Errorf("mount %s: %s does not show %s", c.path, c.host, c.shows)
 		}
 	}
 }
@@ -150,6 +155,7 @@ func TestVolumeNotSetUpFailsEveryContainerWithConfigError(t *testing.T) {
 }
 
 func TestVolumeMountRefusals(t *testing.T) {
+	skipUnlessRoot(t)
 	root := t.TempDir()
 	vol := noderuntime.Volume{HostPath: filepath.Join(root, "vol"), Dir: true}
 	if err := os.MkdirAll(vol.HostPath, 0o755); err != nil {
@@ -159,17 +165,18 @@ func TestVolumeMountRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := noderuntime.Volume{HostPath: filepath.Join(root, "f")}
+	podDir := newSubPathPodDir(t)
 	cases := []struct {
 		name string
 		vm   corev1.VolumeMount
 		vols podVolumes
 		want string
 	}{
-		{"an absolute subPath", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "/etc"}, podVolumes{"v": vol}, "must be a relative path"},
-		{"a subPath with ..", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "a/../../x"}, podVolumes{"v": vol}, "must not contain '..'"},
-		{"a subPath through a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape"}, podVolumes{"v": vol}, "outside the volume"},
-		{"a new subPath below a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape/nodekit-test-new"}, podVolumes{"v": vol}, "outside the volume"},
-		{"a subPath into a file volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "x"}, podVolumes{"v": file}, "not a directory"},
+		{"an absolute subPath", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "/etc"}, podVolumes{podDir: podDir, byName: map[string]noderuntime.Volume{"v": vol}}, "must be a relative path"},
+		{"a subPath with ..", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "a/../../x"}, podVolumes{podDir: podDir, byName: map[string]noderuntime.Volume{"v": vol}}, "must not contain '..'"},
+		{"a subPath through a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape"}, podVolumes{podDir: podDir, byName: map[string]noderuntime.Volume{"v": vol}}, "outside the volume"},
+		{"a new subPath below a symlink out of the volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "escape/nodekit-test-new"}, podVolumes{podDir: podDir, byName: map[string]noderuntime.Volume{"v": vol}}, "outside the volume"},
+		{"a subPath into a file volume", corev1.VolumeMount{Name: "v", MountPath: "/m", SubPath: "x"}, podVolumes{podDir: podDir, byName: map[string]noderuntime.Volume{"v": file}}, "not a directory"},
 		{"a mount of a volume the pod lacks", corev1.VolumeMount{Name: "nope", MountPath: "/m"}, podVolumes{}, "names no volume"},
 	}
 	for _, tc := range cases {
@@ -188,6 +195,7 @@ func TestVolumeMountRefusals(t *testing.T) {
 }
 
 func TestNewSubPathDirectoriesGetTheVolumeRootsModeAndGroup(t *testing.T) {
+	skipUnlessRoot(t)
 	root := filepath.Join(t.TempDir(), "vol")
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatal(err)
@@ -203,12 +211,10 @@ func TestNewSubPathDirectoriesGetTheVolumeRootsModeAndGroup(t *testing.T) {
 	}
 	old := syscall.Umask(0o022)
 	defer syscall.Umask(old)
-	got, err := subPath(noderuntime.Volume{HostPath: root, Dir: true}, "a/b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != filepath.Join(root, "a", "b") {
-		t.Fatalf("subPath = %s", got)
+	target := bindTestSubPath(t, noderuntime.Volume{HostPath: root, Dir: true}, "a/b")
+	got := filepath.Join(root, "a", "b")
+	if !sameFile(t, target, got) {
+		t.Fatalf("subPath mount %s is not %s", target, got)
 	}
 	for _, dir := range []string{filepath.Join(root, "a"), got} {
 		info, err := os.Stat(dir)
@@ -226,9 +232,7 @@ func TestNewSubPathDirectoriesGetTheVolumeRootsModeAndGroup(t *testing.T) {
 	if err := os.Chmod(got, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := subPath(noderuntime.Volume{HostPath: root, Dir: true}, "a/b"); err != nil {
-		t.Fatal(err)
-	}
+	bindTestSubPath(t, noderuntime.Volume{HostPath: root, Dir: true}, "a/b")
 	if info, _ := os.Stat(got); info.Mode().Perm() != 0o700 {
 		t.Errorf("existing subPath mode changed to %v", info.Mode())
 	}
@@ -270,8 +274,8 @@ func TestGarbageCollectRemovesPodDirectoriesOfRemovedPodsOnly(t *testing.T) {
 		t.Fatalf("GarbageCollect: %v", err)
 	}
 	for dir, want := range map[string]bool{
-		e.m.podDir("gone"): false, orphan: false,
-		e.m.podDir("runs"): true, other: true,
+		mustPodDir(t, e.m, "gone"): false, orphan: false,
+		mustPodDir(t, e.m, "runs"): true, other: true,
 	} {
 		if _, err := os.Stat(dir); (err == nil) != want {
 			t.Errorf("%s exists = %t, want %t", dir, err == nil, want)
@@ -281,7 +285,7 @@ func TestGarbageCollectRemovesPodDirectoriesOfRemovedPodsOnly(t *testing.T) {
 	if err := e.m.GarbageCollect(ctx, func(types.UID) bool { return true }); err != nil {
 		t.Fatalf("GarbageCollect: %v", err)
 	}
-	if _, err := os.Stat(e.m.podDir("runs")); err != nil {
+	if _, err := os.Stat(mustPodDir(t, e.m, "runs")); err != nil {
 		t.Errorf("the directory of a pod that still runs was removed: %v", err)
 	}
 }
@@ -298,7 +302,7 @@ func TestGarbageCollectUnmountsWhatIsMountedInThePodDirectory(t *testing.T) {
 	if err := mount.EnsureTmpfs(dir, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = mount.UnmountBelow(e.m.podDir("u1")) })
+	t.Cleanup(func() { _ = mount.UnmountBelow(mustPodDir(t, e.m, "u1")) })
 	if err := e.sync(t, pod).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +323,7 @@ func TestGarbageCollectUnmountsWhatIsMountedInThePodDirectory(t *testing.T) {
 	if mountLine(t, real) != "" {
 		t.Fatal("the tmpfs is still mounted")
 	}
-	if _, err := os.Stat(e.m.podDir("u1")); !os.IsNotExist(err) {
+	if _, err := os.Stat(mustPodDir(t, e.m, "u1")); !os.IsNotExist(err) {
 		t.Fatalf("pod directory still there: %v", err)
 	}
 }
@@ -361,7 +365,7 @@ func TestGarbageCollectLeavesThePodDirectoryWhileTheVolumeManagerHoldsItsVolumes
 	vols := &holdingVolumes{held: map[types.UID]bool{"held": true}}
 	e.m.SetVolumeGetter(vols)
 	for _, uid := range []string{"held", "free"} {
-		dir := e.m.podDir(types.UID(uid))
+		dir := mustPodDir(t, e.m, types.UID(uid))
 		if err := os.MkdirAll(filepath.Join(dir, "volumes"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -373,10 +377,10 @@ func TestGarbageCollectLeavesThePodDirectoryWhileTheVolumeManagerHoldsItsVolumes
 	if err := e.m.GarbageCollect(context.Background(), all); err != nil {
 		t.Fatalf("GarbageCollect: %v", err)
 	}
-	if _, err := os.Stat(e.m.podDir("held")); err != nil {
+	if _, err := os.Stat(mustPodDir(t, e.m, "held")); err != nil {
 		t.Fatalf("the directory of a pod whose volumes are held was removed: %v", err)
 	}
-	if _, err := os.Stat(e.m.podDir("free")); !os.IsNotExist(err) {
+	if _, err := os.Stat(mustPodDir(t, e.m, "free")); !os.IsNotExist(err) {
 		t.Fatalf("the directory of a pod whose volumes are not held is still there: %v", err)
 	}
 	vols.mu.Lock()
@@ -385,7 +389,7 @@ func TestGarbageCollectLeavesThePodDirectoryWhileTheVolumeManagerHoldsItsVolumes
 	if err := e.m.GarbageCollect(context.Background(), all); err != nil {
 		t.Fatalf("GarbageCollect: %v", err)
 	}
-	if _, err := os.Stat(e.m.podDir("held")); !os.IsNotExist(err) {
+	if _, err := os.Stat(mustPodDir(t, e.m, "held")); !os.IsNotExist(err) {
 		t.Fatalf("the directory is still there once its volumes were released: %v", err)
 	}
 }
