@@ -214,9 +214,16 @@ func (s *SecureServer) serveRunningPods(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, s.log, &list)
 }
 
-// serveConfigz writes the agent's configuration.
+// serveConfigz writes the agent's configuration, the values of its HTTP
+// headers redacted (see redactConfigz).
 func (s *SecureServer) serveConfigz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, s.log, map[string]any{"nodekit": s.deps.Configz})
+	v, err := redactConfigz(s.deps.Configz)
+	if err != nil {
+		s.log.Error(err, "cannot encode the configuration")
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, s.log, map[string]any{"nodekit": v})
 }
 
 func writeJSON(w http.ResponseWriter, log logr.Logger, v any) {
