@@ -72,6 +72,10 @@ func newNodeAuth(cfg Config, client kubernetes.Interface, log logr.Logger) (*nod
 		return nil, fmt.Errorf("build authorizer: %w", err)
 	}
 	log.Info("authenticating the secure port", "clientCA", caSource, "anonymous", cfg.AnonymousAuth)
+	if len(caBundle) == 0 {
+		log.Info("client certificates are not accepted on the secure port: no clientCAFile (--client-ca-file); "+
+			"the API server's kubelet client certificate (kubectl logs, exec) is then refused", "securePort", cfg.SecurePort)
+	}
 	return &nodeAuth{authn: authn, authz: authz, nodeName: cfg.NodeName, log: log}, nil
 }
 
