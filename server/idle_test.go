@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/url"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,12 +19,24 @@ import (
 // byte for the idle timeout is closed; traffic pushes the timeout back.
 // The timeout runs on a fake clock; the test polls, never sleeps.
 func TestStreamingConnectionIdleTimeout(t *testing.T) {
+	for _, proto := range []string{"SPDY", "WebSocket"} {
+		t.Run(proto, func(t *testing.T) { testStreamIdleTimeout(t, proto) })
+	}
+}
+
+func testStreamIdleTimeout(t *testing.T, proto string) {
 	const timeout = time.Minute
 	clk := clocktesting.NewFakeClock(time.Now())
 	_, base := streamFixtureWith(t, func(s *streams) { s.clk, s.idleTimeout = clk, timeout })
 
 	u, _ := url.Parse(base + "/exec/ns/web/main?command=cat&input=1&output=1")
-	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: base}, "POST", u)
+	var ex remotecommand.Executor
+	var err error
+	if proto == "SPDY" {
+		ex, err = remotecommand.NewSPDYExecutor(&rest.Config{Host: base}, "POST", u)
+	} else {
+		ex, err = remotecommand.NewWebSocketExecutor(&rest.Config{Host: base}, "GET", u.String())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +88,9 @@ func TestStreamingConnectionIdleTimeout(t *testing.T) {
 		clk.Step(timeout + time.Second)
 		select {
 		case <-done:
+			if proto == "WebSocket" {
+				waitHeartbeatGone(t)
+			}
 			return
 		case <-deadline:
 			t.Fatal("the stream was not closed 30s after its idle timeout")
@@ -91,5 +108,19 @@ func waitForTimer(t *testing.T, clk *clocktesting.FakeClock) {
 			t.Fatal("no idle timer armed in 30s")
 		}
 		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// waitHeartbeatGone polls until client-go's WebSocket heartbeat goroutine
+// has ended: after an abnormal closure it ends at its next ping (5s).
+func waitHeartbeatGone(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Contains(string(buf[:runtime.Stack(buf, true)]), "remotecommand.(*heartbeat).start") {
+		if time.Now().After(deadline) {
+			t.Fatal("the client's WebSocket heartbeat still runs 30s after the stream closed")
+		}
+		<-time.After(50 * time.Millisecond)
 	}
 }

@@ -135,7 +135,10 @@ func streamFixtureWith(t *testing.T, edit func(*streams)) (*fakeRuntime, string)
 		}}},
 	}
 	rt := &fakeRuntime{srv: srv}
-	st := &streams{pods: podsFixed{pod}, runtime: rt, clk: clocktesting.NewFakeClock(time.Now()), log: logr.Discard()}
+	// Every stream goes through the idle timeout, as on the secure port
+	// (its default is 4h; the fake clock never reaches it here).
+	st := &streams{pods: podsFixed{pod}, runtime: rt, clk: clocktesting.NewFakeClock(time.Now()), log: logr.Discard(),
+		idleTimeout: 4 * time.Hour}
 	if edit != nil {
 		edit(st)
 	}
