@@ -18,7 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // webhookRetryBackoff is the backoff of TokenReview and SubjectAccessReview
@@ -37,8 +36,8 @@ type nodeAuth struct {
 	log      logr.Logger
 }
 
-// newNodeAuth builds the authenticator (client certificates against the
-// client CA, bearer tokens through TokenReview, anonymous only when
+// newNodeAuth builds the authenticator (client certificates against
+// ClientCAFile when set, bearer tokens through TokenReview, anonymous only when
 // enabled) and the authorizer (SubjectAccessReview, decisions cached).
 func newNodeAuth(cfg Config, client kubernetes.Interface, log logr.Logger) (*nodeAuth, error) {
 	caBundle, caSource, err := clientCA(cfg)
@@ -73,38 +72,25 @@ func newNodeAuth(cfg Config, client kubernetes.Interface, log logr.Logger) (*nod
 		return nil, fmt.Errorf("build authorizer: %w", err)
 	}
 	log.Info("authenticating the secure port", "clientCA", caSource, "anonymous", cfg.AnonymousAuth)
+	if len(caBundle) == 0 {
+		log.Info("client certificates are not accepted on the secure port: no clientCAFile (--client-ca-file); "+
+			"the API server's kubelet client certificate (kubectl logs, exec) is then refused", "securePort", cfg.SecurePort)
+	}
 	return &nodeAuth{authn: authn, authz: authz, nodeName: cfg.NodeName, log: log}, nil
 }
 
 // clientCA reads the CA bundle client certificates are verified against:
-// ClientCAFile, else the cluster CA of the kubeconfig. It returns no bundle
-// (client certificates are then not accepted) when there is neither.
+// ClientCAFile. Without it, as the kubelet, there is no bundle and x509
+// authentication is off: a client certificate authenticates no one.
 func clientCA(cfg Config) ([]byte, string, error) {
-	if cfg.ClientCAFile != "" {
-		b, err := os.ReadFile(cfg.ClientCAFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("read server clientCAFile: %w", err)
-		}
-		return b, cfg.ClientCAFile, nil
-	}
-	if cfg.Kubeconfig == "" {
+	if cfg.ClientCAFile == "" {
 		return nil, "none", nil
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	b, err := os.ReadFile(cfg.ClientCAFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig %s: %w", cfg.Kubeconfig, err)
+		return nil, "", fmt.Errorf("read server clientCAFile: %w", err)
 	}
-	if len(rc.CAData) > 0 {
-		return rc.CAData, "the cluster CA of " + cfg.Kubeconfig, nil
-	}
-	if rc.CAFile != "" {
-		b, err := os.ReadFile(rc.CAFile)
-		if err != nil {
-			return nil, "", fmt.Errorf("read the cluster CA of %s: %w", cfg.Kubeconfig, err)
-		}
-		return b, rc.CAFile, nil
-	}
-	return nil, "none", nil
+	return b, cfg.ClientCAFile, nil
 }
 
 // verbFor maps the HTTP method to the API verb, as the kubelet's auth.go.

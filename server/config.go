@@ -63,7 +63,9 @@ type Config struct {
 	// (an approver) must approve the request. Defaults to false.
 	RotateServerCertificates bool `json:"rotateServerCertificates,omitempty"`
 	// ClientCAFile is the CA bundle that client certificates are verified
-	// against. Defaults to the cluster CA of Kubeconfig.
+	// against. Without it, as the kubelet, client certificates are not
+	// asked for and not accepted: every request needs a bearer token (or
+	// AnonymousAuth). Defaults to none.
 	ClientCAFile string `json:"clientCAFile,omitempty"`
 	// AnonymousAuth lets requests without credentials through as
 	// system:anonymous (authorization still applies). Defaults to false:
@@ -77,6 +79,46 @@ type Config struct {
 	// the kubelet's.
 	AuthorizationAllowedCacheTTL time.Duration `json:"authorizationAllowedCacheTTL,omitempty"`
 	AuthorizationDeniedCacheTTL  time.Duration `json:"authorizationDeniedCacheTTL,omitempty"`
+
+	// TLSMinVersion is the secure port's lowest TLS version, by its Go
+	// constant name (the kubelet's tlsMinVersion): VersionTLS12 or
+	// VersionTLS13; the older versions are refused. Defaults to
+	// VersionTLS12.
+	TLSMinVersion string `json:"tlsMinVersion,omitempty"`
+	// TLSCipherSuites are the TLS 1.2 cipher suites the secure port allows,
+	// by their IANA names (the kubelet's tlsCipherSuites, parsed as its
+	// --tls-cipher-suites); an unknown name, or one Go lists as insecure
+	// (RC4, 3DES, CBC with SHA-256), is refused. TLS 1.3 suites are not
+	// configurable. Defaults to DefaultTLSCipherSuites: ECDHE with AES-GCM
+	// or ChaCha20-Poly1305 only, no CBC suite (the kubelet's default is
+	// Go's, which has the CBC-SHA1 suites).
+	TLSCipherSuites []string `json:"tlsCipherSuites,omitempty"`
+	// EnableProfilingHandler serves /debug/pprof/ on the secure port, GET
+	// only (the kubelet's enableProfilingHandler). False answers 405
+	// "profiling endpoint is disabled.". Defaults to true, the kubelet's.
+	EnableProfilingHandler *bool `json:"enableProfilingHandler,omitempty"`
+	// EnableSystemLogHandler serves the files of SystemLogDir under /logs/
+	// on the secure port, GET only (the kubelet's enableSystemLogHandler;
+	// authorized as nodes/log). False answers 405 "logs endpoint is
+	// disabled.". Defaults to true, the kubelet's.
+	EnableSystemLogHandler *bool `json:"enableSystemLogHandler,omitempty"`
+	// EnableDebugFlagsHandler serves /debug/flags/v, where a PUT of a
+	// number sets the agent's log verbosity (the kubelet's
+	// enableDebugFlagsHandler). It needs SecureDeps.Verbosity: true
+	// without one is an error at start, unset without one is off. False
+	// answers 405 "flags endpoint is disabled.". Defaults to true, the
+	// kubelet's.
+	EnableDebugFlagsHandler *bool `json:"enableDebugFlagsHandler,omitempty"`
+	// StreamingConnectionIdleTimeout closes an exec, attach or
+	// port-forward connection proxied through the secure port when no byte
+	// has passed either way for this long (the kubelet's
+	// streamingConnectionIdleTimeout; the runtime's own streaming server
+	// has its idle timeout too). Defaults to 4h, the kubelet's; there is
+	// no "never".
+	StreamingConnectionIdleTimeout time.Duration `json:"streamingConnectionIdleTimeout,omitempty"`
+	// SystemLogDir is the directory /logs/ serves. Defaults to /var/log,
+	// the kubelet's.
+	SystemLogDir string `json:"systemLogDir,omitempty"`
 
 	// HealthzIncludeRuntime makes the aggregate /healthz fail when the
 	// checks named "runtime" or "pleg" fail. The kubelet's /healthz does not
@@ -105,8 +147,9 @@ type Config struct {
 	// NodeName, NodeIP, RootDir and Kubeconfig are the agent's settings
 	// (nodekit's composition root copies them): the node whose API is
 	// served (authorization names it), the serving certificate's names,
-	// where CertDir defaults to, and where the cluster CA comes from.
-	// Default to none.
+	// and where CertDir defaults to. Kubeconfig is not read: client
+	// certificates are verified against ClientCAFile only, never against
+	// the kubeconfig's cluster CA, as the kubelet. Default to none.
 	NodeName   string `json:"-"`
 	NodeIP     string `json:"-"`
 	RootDir    string `json:"-"`
@@ -163,11 +206,15 @@ func (c Config) Validate() error {
 		"readHeaderTimeout": c.ReadHeaderTimeout, "idleTimeout": c.IdleTimeout,
 		"readTimeout": c.ReadTimeout, "writeTimeout": c.WriteTimeout, "shutdownTimeout": c.ShutdownTimeout,
 		"authenticationCacheTTL": c.AuthenticationCacheTTL, "authorizationAllowedCacheTTL": c.AuthorizationAllowedCacheTTL,
-		"authorizationDeniedCacheTTL": c.AuthorizationDeniedCacheTTL,
+		"authorizationDeniedCacheTTL":    c.AuthorizationDeniedCacheTTL,
+		"streamingConnectionIdleTimeout": c.StreamingConnectionIdleTimeout,
 	} {
 		if d < 0 {
 			return fmt.Errorf("server %s %v: must not be negative", name, d)
 		}
+	}
+	if _, _, err := c.tlsSettings(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -209,6 +256,10 @@ func (c Config) withDefaults() Config {
 	setDuration(&c.AuthenticationCacheTTL, 2*time.Minute)
 	setDuration(&c.AuthorizationAllowedCacheTTL, 5*time.Minute)
 	setDuration(&c.AuthorizationDeniedCacheTTL, 30*time.Second)
+	setDuration(&c.StreamingConnectionIdleTimeout, 4*time.Hour)
+	if c.SystemLogDir == "" {
+		c.SystemLogDir = "/var/log"
+	}
 	if c.CertDir == "" && c.RootDir != "" {
 		c.CertDir = filepath.Join(c.RootDir, "pki")
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,9 @@ func TestConfigDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
 	want := Config{Address: "127.0.0.1", SecureAddress: "0.0.0.0", Port: 0, ReadHeaderTimeout: 10 * time.Second, ShutdownTimeout: 5 * time.Second,
 		IdleTimeout: 90 * time.Second, ReadTimeout: 4 * time.Hour, WriteTimeout: 4 * time.Hour,
-		AuthenticationCacheTTL: 2 * time.Minute, AuthorizationAllowedCacheTTL: 5 * time.Minute, AuthorizationDeniedCacheTTL: 30 * time.Second}
-	if got != want {
+		AuthenticationCacheTTL: 2 * time.Minute, AuthorizationAllowedCacheTTL: 5 * time.Minute, AuthorizationDeniedCacheTTL: 30 * time.Second,
+		StreamingConnectionIdleTimeout: 4 * time.Hour, SystemLogDir: "/var/log"}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
 	}
 	if d := (Config{RootDir: "/var/lib/nodekit"}).withDefaults().CertDir; d != "/var/lib/nodekit/pki" {
@@ -71,8 +73,9 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	set := Config{Address: "::1", SecureAddress: "10.0.0.1", Port: 8080, ReadHeaderTimeout: time.Second, ShutdownTimeout: time.Second,
 		IdleTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second, AuthenticationCacheTTL: time.Second,
-		AuthorizationAllowedCacheTTL: time.Second, AuthorizationDeniedCacheTTL: time.Second, CertDir: "/pki"}
-	if got := set.withDefaults(); got != set {
+		AuthorizationAllowedCacheTTL: time.Second, AuthorizationDeniedCacheTTL: time.Second, CertDir: "/pki",
+		StreamingConnectionIdleTimeout: time.Second, SystemLogDir: "/logs"}
+	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set fields: %+v, want %+v", got, set)
 	}
 	if set.Disabled() {

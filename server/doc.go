@@ -45,8 +45,9 @@
 // node's IP addresses from SecureDeps.NodeIPs (the agent's nodeip.Source),
 // so a client dialing the node's IP can verify them. Every
 // request is authenticated with k8s.io/apiserver's delegating authenticator
-// (client certificates against Config.ClientCAFile or the kubeconfig's
-// cluster CA, bearer tokens through TokenReview; anonymous requests get 401
+// (client certificates against Config.ClientCAFile, and none accepted
+// without it, as the kubelet; bearer tokens through TokenReview;
+// anonymous requests get 401
 // unless Config.AnonymousAuth) and authorized with its delegating
 // authorizer (SubjectAccessReview on the node object; allowed decisions
 // cached 5 minutes, denied 30 seconds). The attributes are the kubelet
@@ -59,16 +60,22 @@
 //	/pods, /healthz, /healthz/<name>, /metrics   as on the read-only port
 //	/metrics/probes                              the prober_* families of the gatherer
 //	/runningpods/                                the pods the runtime runs
-//	/configz                                     the agent's configuration
+//	/configz                                     the agent's configuration, header values redacted
 //	/containerLogs/{ns}/{pod}/{container}        follow, tailLines, sinceSeconds, sinceTime,
 //	                                             timestamps, previous, limitBytes, stream
 //	/exec/{ns}/{pod}[/{uid}]/{container}         command, input, output, error, tty
 //	/attach/{ns}/{pod}[/{uid}]/{container}
 //	/portForward/{ns}/{pod}[/{uid}]
 //	/run/{ns}/{pod}[/{uid}]/{container}          POST, cmd: ExecSync, output returned
-//	/debug/pprof/                                net/http/pprof
+//	/debug/pprof/                                net/http/pprof, GET only (EnableProfilingHandler)
+//	/debug/flags/v                               PUT sets the log verbosity (EnableDebugFlagsHandler)
+//	/logs/                                       the files of SystemLogDir (EnableSystemLogHandler)
 //
-// Exec, attach and port-forward ask the runtime for a streaming URL and
+// TLS is 1.2 or later (TLSMinVersion) with ECDHE AEAD suites unless
+// TLSCipherSuites says otherwise; insecure suites are refused. Exec,
+// attach and port-forward connections idle for
+// StreamingConnectionIdleTimeout (4h) are closed. Exec, attach and
+// port-forward ask the runtime for a streaming URL and
 // proxy the client's upgraded connection there with apimachinery's
 // upgrade-aware proxy (SPDY). A WebSocket request with the v5 stream-close
 // protocol (exec, attach) or the SPDY tunneling protocol (port-forward), as

@@ -40,7 +40,7 @@ func newHandler(pods PodLister, checks []HealthCheck, gatherer prometheus.Gather
 }
 
 // register adds the routes both servers serve.
-func (h *handlers) register(mux *http.ServeMux, gatherer prometheus.Gatherer) {
+func (h *handlers) register(mux router, gatherer prometheus.Gatherer) {
 	if h.pods != nil {
 		mux.HandleFunc("GET /pods", h.servePods)
 	}

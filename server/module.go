@@ -15,7 +15,7 @@ import (
 // prometheus.Gatherer, a logr.Logger and a Config, and collects HealthCheck
 // values from the value group "healthchecks" (see AsHealthCheck);
 // SecureServer also reads, when provided, a kubernetes.Interface, a
-// runtime.Runtime, a Configz and a nodeip.Source. It does not run them: the agent runs them
+// runtime.Runtime, a Configz, a nodeip.Source and a VerbositySetter. It does not run them: the agent runs them
 // with the other subsystems.
 var Module = fx.Module("server",
 	fx.Provide(fx.Annotate(New, fx.ParamTags(``, `group:"healthchecks"`))),
@@ -39,12 +39,15 @@ type secureParams struct {
 	Runtime  noderuntime.Runtime  `optional:"true"`
 	Configz  *Configz             `optional:"true"`
 	NodeIPs  nodeip.Source        `optional:"true"`
-	Log      logr.Logger
-	Config   Config
+	// Verbosity, when provided, serves /debug/flags/v.
+	Verbosity VerbositySetter `optional:"true"`
+	Log       logr.Logger
+	Config    Config
 }
 
 func newSecureFromParams(p secureParams) *SecureServer {
-	deps := SecureDeps{Pods: p.Pods, Checks: p.Checks, Gatherer: p.Gatherer, Client: p.Client, Runtime: p.Runtime, NodeIPs: p.NodeIPs}
+	deps := SecureDeps{Pods: p.Pods, Checks: p.Checks, Gatherer: p.Gatherer, Client: p.Client, Runtime: p.Runtime, NodeIPs: p.NodeIPs,
+		Verbosity: p.Verbosity}
 	if p.Configz != nil {
 		deps.Configz = p.Configz.Config
 	}

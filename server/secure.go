@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +52,10 @@ type SecureDeps struct {
 	// NodeIPs gives the node's IP addresses, which the serving certificate
 	// (self-signed or requested) names. Nil: Config.NodeIP.
 	NodeIPs nodeip.Source
+	// Verbosity sets the log verbosity for /debug/flags/v. Nil: the route
+	// is off (an error at start when Config.EnableDebugFlagsHandler is
+	// set to true).
+	Verbosity VerbositySetter
 }
 
 // SecureServer is the kubelet API on the secure port: TLS, and every
@@ -118,15 +121,12 @@ func (s *SecureServer) Serve(ctx context.Context, l net.Listener) error {
 	if cert.manager != nil {
 		defer cert.manager.Stop()
 	}
-	tlsCfg := &tls.Config{
-		MinVersion:     tls.VersionTLS12,
-		GetCertificate: cert.getCertificate,
-		// Client certificates are verified by the authenticator against
-		// the client CA, so that a request without one can still carry a
-		// bearer token.
-		ClientAuth: tls.RequestClientCert,
-		NextProtos: []string{"http/1.1"},
+	tlsCfg, err := s.cfg.tlsConfig(cert.getCertificate)
+	if err != nil {
+		_ = l.Close()
+		return fmt.Errorf("secure server: %w", err)
 	}
+	s.logTLS(tlsCfg)
 	s.mu.Lock()
 	s.addr = l.Addr()
 	s.mu.Unlock()
@@ -138,6 +138,9 @@ func (s *SecureServer) Serve(ctx context.Context, l net.Listener) error {
 func (s *SecureServer) build() (http.Handler, *servingCert, error) {
 	if s.deps.Client == nil {
 		return nil, nil, fmt.Errorf("secure server: no Kubernetes client to authenticate and authorize with")
+	}
+	if explicitlyOn(s.cfg.EnableDebugFlagsHandler) && s.deps.Verbosity == nil {
+		return nil, nil, fmt.Errorf("secure server: enableDebugFlagsHandler is true but the agent's logger cannot change its verbosity at run time (no SecureDeps.Verbosity)")
 	}
 	auth, err := newNodeAuth(s.cfg, s.deps.Client, s.log)
 	if err != nil {
@@ -153,24 +156,39 @@ func (s *SecureServer) build() (http.Handler, *servingCert, error) {
 // routes are the secure port's handlers, before authentication.
 func (s *SecureServer) routes() *http.ServeMux {
 	mux := http.NewServeMux()
+	s.register(mux)
+	return mux
+}
+
+// register adds the secure port's routes to mux.
+func (s *SecureServer) register(mux router) {
 	h := &handlers{pods: s.deps.Pods, checks: s.deps.Checks, log: s.log, includeRuntime: s.cfg.HealthzIncludeRuntime}
 	h.register(mux, s.deps.Gatherer)
 	if s.deps.Gatherer != nil {
 		mux.Handle("GET /metrics/probes", promhttp.HandlerFor(prefixGatherer{s.deps.Gatherer, "prober_"}, promhttp.HandlerOpts{}))
 	}
-	st := &streams{pods: s.deps.Pods, runtime: s.deps.Runtime, clk: s.deps.Clock, log: s.log}
+	st := &streams{pods: s.deps.Pods, runtime: s.deps.Runtime, clk: s.deps.Clock, log: s.log,
+		idleTimeout: s.cfg.StreamingConnectionIdleTimeout}
 	st.register(mux)
 	s.registerStats(mux)
 	mux.HandleFunc("GET /runningpods/", s.serveRunningPods)
 	if s.deps.Configz != nil {
 		mux.HandleFunc("GET /configz", s.serveConfigz)
 	}
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
+	s.registerDebug(mux)
+}
+
+// logTLS logs the secure port's TLS settings, and the weak suites the
+// configuration allows.
+func (s *SecureServer) logTLS(c *tls.Config) {
+	if weak := s.cfg.weakCipherSuites(); len(weak) > 0 && c.MinVersion < tls.VersionTLS13 {
+		s.log.Info("weak TLS cipher suites allowed by tlsCipherSuites (CBC with a SHA-1 MAC)", "cipherSuites", weak)
+	}
+	if c.MinVersion == tls.VersionTLS13 && len(s.cfg.TLSCipherSuites) > 0 {
+		s.log.Info("tlsCipherSuites ignored: TLS 1.3 cipher suites are not configurable", "tlsMinVersion", s.cfg.TLSMinVersion)
+	}
+	s.log.Info("secure port TLS", "minVersion", tls.VersionName(c.MinVersion), "cipherSuites", cipherSuiteNames(c.CipherSuites),
+		"clientCertificates", c.ClientAuth == tls.RequestClientCert)
 }
 
 // serveRunningPods lists the pods the runtime runs, as the kubelet's
@@ -196,9 +214,16 @@ func (s *SecureServer) serveRunningPods(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, s.log, &list)
 }
 
-// serveConfigz writes the agent's configuration.
+// serveConfigz writes the agent's configuration, the values of its HTTP
+// headers redacted (see redactConfigz).
 func (s *SecureServer) serveConfigz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, s.log, map[string]any{"nodekit": s.deps.Configz})
+	v, err := redactConfigz(s.deps.Configz)
+	if err != nil {
+		s.log.Error(err, "cannot encode the configuration")
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, s.log, map[string]any{"nodekit": v})
 }
 
 func writeJSON(w http.ResponseWriter, log logr.Logger, v any) {

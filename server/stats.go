@@ -54,7 +54,7 @@ func (s *SecureServer) ServeStats(p StatsProvider) {
 
 // registerStats adds the stats routes to the secure port's mux when
 // ServeStats gave a provider.
-func (s *SecureServer) registerStats(mux *http.ServeMux) {
+func (s *SecureServer) registerStats(mux router) {
 	s.mu.Lock()
 	p := s.stats
 	s.mu.Unlock()
@@ -64,7 +64,7 @@ func (s *SecureServer) registerStats(mux *http.ServeMux) {
 }
 
 // registerStats adds the stats routes to mux.
-func registerStats(mux *http.ServeMux, p StatsProvider, log logr.Logger) {
+func registerStats(mux router, p StatsProvider, log logr.Logger) {
 	mux.HandleFunc("GET /stats/summary", func(w http.ResponseWriter, r *http.Request) {
 		serveSummary(w, r, p, log)
 	})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +30,14 @@ type streams struct {
 	runtime noderuntime.Runtime
 	clk     clock.Clock
 	log     logr.Logger
+	// idleTimeout closes a proxied exec, attach or port-forward
+	// connection without traffic for this long; 0 leaves it open.
+	idleTimeout time.Duration
 }
 
 // register adds the container routes, with and without the pod UID segment
 // as the kubelet has them.
-func (s *streams) register(mux *http.ServeMux) {
+func (s *streams) register(mux router) {
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.serveContainerLogs)
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		for _, tail := range []string{"/{namespace}/{pod}/{container}", "/{namespace}/{pod}/{uid}/{container}"} {
@@ -139,7 +143,7 @@ func (s *streams) serveRemoteCommand(w http.ResponseWriter, r *http.Request, exe
 			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY,
 		})
 	}
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(s.idle(w), r)
 }
 
 // servePortForward serves port-forward to the pod's sandbox. A WebSocket
@@ -173,7 +177,16 @@ func (s *streams) servePortForward(w http.ResponseWriter, r *http.Request) {
 	if tunnel {
 		h = translator.NewTunnelingHandler(h)
 	}
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(s.idle(w), r)
+}
+
+// idle wraps w with the streaming connection idle timeout, when there is
+// one.
+func (s *streams) idle(w http.ResponseWriter) http.ResponseWriter {
+	if s.idleTimeout <= 0 {
+		return w
+	}
+	return withIdleTimeout(w, s.clk, s.idleTimeout)
 }
 
 // serveRun runs the query's "cmd" (split at spaces, as the kubelet's legacy

@@ -108,6 +108,12 @@ func (f *fakeRuntime) ReadLogs(ctx context.Context, id noderuntime.ContainerID, 
 // a real CRI streaming server.
 func streamFixture(t *testing.T) (*fakeRuntime, string) {
 	t.Helper()
+	return streamFixtureWith(t, nil)
+}
+
+// streamFixtureWith is streamFixture with the streams changed by edit.
+func streamFixtureWith(t *testing.T, edit func(*streams)) (*fakeRuntime, string) {
+	t.Helper()
 	backend := httptest.NewUnstartedServer(nil)
 	cfg := streaming.DefaultConfig
 	cfg.Addr = backend.Listener.Addr().String()
@@ -129,7 +135,13 @@ func streamFixture(t *testing.T) (*fakeRuntime, string) {
 		}}},
 	}
 	rt := &fakeRuntime{srv: srv}
-	st := &streams{pods: podsFixed{pod}, runtime: rt, clk: clocktesting.NewFakeClock(time.Now()), log: logr.Discard()}
+	// Every stream goes through the idle timeout, as on the secure port
+	// (its default is 4h; the fake clock never reaches it here).
+	st := &streams{pods: podsFixed{pod}, runtime: rt, clk: clocktesting.NewFakeClock(time.Now()), log: logr.Discard(),
+		idleTimeout: 4 * time.Hour}
+	if edit != nil {
+		edit(st)
+	}
 	mux := http.NewServeMux()
 	st.register(mux)
 	front := httptest.NewServer(mux)

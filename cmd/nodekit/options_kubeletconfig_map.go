@@ -210,6 +210,7 @@ func (f *kubeletConfigFile) flagValues() []flagValue {
 	add("containerRuntimeEndpoint", "runtime-endpoint", endpoint)
 	str("imageServiceEndpoint", "image-endpoint", kc.ImageServiceEndpoint)
 	num("logging.verbosity", "v", int64(kc.Logging.Verbosity))
+	out = append(out, f.hardeningFlags()...)
 	return out
 }
 
@@ -309,6 +310,7 @@ func (o *options) applyKubeletConfig(cfg *nodekit.Config) {
 	if d := kc.CrashLoopBackOff.MaxContainerRestartPeriod; d != nil {
 		cfg.CRI.MaxBackOff = d.Duration
 	}
+	o.applyHardening(cfg)
 }
 
 // joinMap is m as "k<sep>v" pairs joined by commas, sorted by key.

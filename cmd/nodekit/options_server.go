@@ -21,6 +21,7 @@ type serverOptions struct {
 	clientCAFile             string
 	anonymousAuth            bool
 	healthzIncludeRuntime    bool
+	hardening                hardeningOptions
 }
 
 // addServerFlags adds the flags of the secure server and of the read-only
@@ -34,8 +35,9 @@ func (o *options) addServerFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.tlsKeyFile, "tls-private-key-file", "", "key of --tls-cert-file")
 	fs.StringVar(&s.certDir, "cert-dir", "", "directory of the self-signed and rotated serving certificates (default: ROOT-DIR/pki)")
 	fs.BoolVar(&s.rotateServerCertificates, "rotate-server-certificates", false, "request the serving certificate with a kubernetes.io/kubelet-serving CertificateSigningRequest and renew it before it expires")
-	fs.StringVar(&s.clientCAFile, "client-ca-file", "", "CA bundle that client certificates are verified against (default: the cluster CA of --kubeconfig)")
+	fs.StringVar(&s.clientCAFile, "client-ca-file", "", "CA bundle that client certificates are verified against; without it, as the kubelet, client certificates are not accepted")
 	fs.BoolVar(&s.anonymousAuth, "anonymous-auth", false, "let requests without credentials to the secure port through as system:anonymous (still authorized)")
+	o.addHardeningFlags(fs)
 	fs.BoolVar(&s.healthzIncludeRuntime, "healthz-include-runtime", false, "make /healthz fail when the runtime or PLEG check fails (the kubelet's does not: their health goes into the node's Ready condition; /healthz/runtime and /healthz/pleg always serve them)")
 }
 
@@ -64,6 +66,7 @@ func (o *options) applyServer(cfg *nodekit.Config) {
 	cfg.Server.ClientCAFile = s.clientCAFile
 	cfg.Server.AnonymousAuth = s.anonymousAuth
 	cfg.Server.HealthzIncludeRuntime = s.healthzIncludeRuntime
+	s.hardening.apply(cfg)
 }
 
 // optionalPort is a port flag that records whether it was set, so that its

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/dig"
+	"go.uber.org/fx"
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/nodekit/nodekit"
@@ -42,13 +43,17 @@ func newRunCommand() *cobra.Command {
 }
 
 func run(ctx context.Context, o *options, warnings []string) error {
-	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity)))
+	logCfg := textlogger.NewConfig(textlogger.Verbosity(o.verbosity))
+	log := textlogger.NewLogger(logCfg)
 	for _, w := range warnings {
 		log.Info("Config file setting ignored or deprecated", "config", o.configFile, "warning", w)
 	}
 	cfg := o.config()
+	if err := checkKernelDefaults("/proc/sys", o.server.hardening.protectKernelDefaults, log); err != nil {
+		return err
+	}
 	cfg.CRI.CgroupDriver = runtimeCgroupDriver(ctx, cfg, log)
-	app := nodekit.New(cfg, log, nodekit.Defaults())
+	app := nodekit.New(cfg, log, nodekit.Defaults(), fx.Supply(verbositySetter(logCfg)))
 	if err := app.Err(); err != nil {
 		return dig.RootCause(err)
 	}

@@ -89,6 +89,7 @@ func (h *agentHarness) joinCluster(c clusterEnv) string {
 		h.t.Fatalf("mint node credentials: %v\n%s", err, out)
 	}
 	h.kubeconfig = filepath.Join(dir, "kubeconfig")
+	h.clientCAFile = c.caFile
 	ns := h.node
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

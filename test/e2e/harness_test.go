@@ -43,6 +43,9 @@ type agentHarness struct {
 	logs       *syncBuffer
 	// kubeconfig, when set, joins the agent to the private control plane.
 	kubeconfig string
+	// clientCAFile verifies client certificates on the secure port (the
+	// API server's kubelet client certificate), as kubeadm's clientCAFile.
+	clientCAFile string
 	// configure, when set, changes the agent's configuration before start.
 	configure func(*nodekit.Config)
 }
@@ -90,6 +93,7 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg.Server.Port = h.port
 	cfg.Server.SecurePort = h.securePort
 	cfg.Kubeconfig = h.kubeconfig
+	cfg.Server.ClientCAFile = h.clientCAFile
 	// The lab's containerd is shared: no test agent may collect images
 	// other tests need (the image GC test runs its own GC with a filter).
 	cfg.ImageGC.HighThresholdPercent, cfg.ImageGC.LowThresholdPercent = 100, 99

@@ -111,7 +111,8 @@ func startJoinedAgent(t *testing.T, bin string, h *agentHarness, c clusterEnv, s
 			_ = cmd.Wait()
 		}
 	}
-	cmd := startAgentBinary(t, bin, h, kill, append([]string{"--kubeconfig", h.kubeconfig, "--secure-port", strconv.Itoa(secure)}, extra...)...)
+	cmd := startAgentBinary(t, bin, h, kill, append([]string{"--kubeconfig", h.kubeconfig, "--secure-port", strconv.Itoa(secure),
+		"--client-ca-file", c.caFile}, extra...)...)
 	within(t, 2*time.Minute, "the node to be Ready and the secure port to listen", func() bool {
 		return nodeReadyStatus(c, h.node) == corev1.ConditionTrue && slices.Contains(listeningPorts(t, cmd.Process.Pid), secure)
 	})
