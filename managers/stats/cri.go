@@ -32,15 +32,16 @@ const (
 // cgroups, and the node's figures from the host (root cgroup, procfs,
 // statfs). Its methods are safe for concurrent use.
 type CRI struct {
-	rs      criapi.RuntimeService
-	is      criapi.ImageManagerService
-	clk     clock.Clock
-	log     logr.Logger
-	cfg     Config
-	host    host
-	cgroups cgroupReader
-	cpu     *cpuCache
-	volumes volumeCache
+	rs       criapi.RuntimeService
+	is       criapi.ImageManagerService
+	clk      clock.Clock
+	log      logr.Logger
+	cfg      Config
+	host     host
+	cgroups  cgroupReader
+	cpu      *cpuCache
+	volumes  volumeCache
+	failures *failureLog
 }
 
 // NewCRI returns the CRI stats provider. It does no I/O.
@@ -50,7 +51,8 @@ func NewCRI(rs criapi.RuntimeService, is criapi.ImageManagerService, clk clock.C
 	return &CRI{
 		rs: rs, is: is, clk: clk, log: log.WithName("stats"), cfg: cfg,
 		host: host{proc: cfg.ProcRoot, cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
-		volumes: volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
+		volumes:  volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
+		failures: &failureLog{last: map[string]string{}},
 	}
 }
 

@@ -19,6 +19,15 @@
 //   - ImageFsInfo gives the image filesystem's usage; its capacity and
 //     free space come from statfs of the mount point it names.
 //
+// Stats never fail node-wide for one pod: when ListPodSandboxStats fails
+// for the whole list (containerd fails it when one sandbox has no cgroup
+// parent), each pod is read with PodSandboxStats, and a pod whose call
+// fails with ContainerStats per container. Such a pod is reported with what
+// its containers and its cgroup give (no pod-level figures from the
+// runtime), or left out when nothing of it can be read; every other pod
+// and the node are reported as usual. Each failing pod is logged once, and
+// again only when its error changes or after it recovered.
+//
 // What the runtime leaves empty is read from the cgroups (cgroup v1:
 // cpuacct.usage; memory.usage_in_bytes, working set = usage -
 // total_inactive_file as cadvisor computes it; cgroup v2: cpu.stat and

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -20,6 +18,9 @@ type podInput struct {
 	sandbox    *runtimeapi.PodSandbox
 	containers []*runtimeapi.Container
 	stats      *runtimeapi.PodSandboxStats // nil when the runtime gave none
+	// failed is set when the pod's own stats call failed: the pod is then
+	// left out unless something of it was measured.
+	failed bool
 }
 
 // round is one ListPodStats call's shared state.
@@ -38,8 +39,11 @@ type round struct {
 // the running instance (or the latest when none runs), as the kubelet's
 // CRI stats provider does. Pod stats come from ListPodSandboxStats; a
 // runtime that does not implement it (containerd 1.6) gets
-// ListContainerStats and the pod cgroups instead. Pods are sorted by
-// namespace and name, containers by name.
+// ListContainerStats and the pod cgroups instead. When the list call fails,
+// each pod is read on its own (see runtimeStats): a pod whose stats cannot
+// be read is reported from its containers' and its cgroup's, or left out
+// when none of them gives anything, and the others are unaffected. Pods are
+// sorted by namespace and name, containers by name.
 func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsapi.PodStats, error) {
 	sel := p.instanceSelector()
 	sandboxes, err := p.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
@@ -74,43 +78,21 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 	}
 	out := make([]statsapi.PodStats, 0, len(inputs))
 	for _, in := range inputs {
-		out = append(out, p.podStats(in, r))
+		ps := p.podStats(in, r)
+		if in.failed && !measured(ps) {
+			continue
+		}
+		out = append(out, ps)
 	}
 	slices.SortFunc(out, func(a, b statsapi.PodStats) int {
 		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
 	})
 	p.cpu.prune(r.seen)
+	p.failures.prune(inputs)
 	if !onlyCPUAndMemory {
 		p.pruneVolumes(r.volumes)
 	}
 	return out, nil
-}
-
-// runtimeStats fills the inputs' pod stats from ListPodSandboxStats, or
-// r.cstats from ListContainerStats when the runtime does not implement the
-// former.
-func (p *CRI) runtimeStats(ctx context.Context, sel map[string]string, inputs map[string]*podInput, r *round) error {
-	ps, err := p.rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{LabelSelector: sel})
-	if err == nil {
-		for _, s := range ps {
-			if in := inputs[s.GetAttributes().GetId()]; in != nil {
-				in.stats = s
-			}
-		}
-		return nil
-	}
-	if status.Code(err) != codes.Unimplemented {
-		return fmt.Errorf("list pod sandbox stats: %w", err)
-	}
-	cs, err := p.rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: sel})
-	if err != nil && status.Code(err) != codes.Unimplemented {
-		return fmt.Errorf("list container stats: %w", err)
-	}
-	r.cstats = make(map[string]*runtimeapi.ContainerStats, len(cs))
-	for _, s := range cs {
-		r.cstats[s.GetAttributes().GetId()] = s
-	}
-	return nil
 }
 
 // podStats builds one pod's stats.
@@ -213,4 +195,18 @@ func (p *CRI) fillFromCgroup(key, path string, cpu **statsapi.CPUStats, mem **st
 	if memMissing {
 		*mem = cgroupMemory(r.now, cg, 0)
 	}
+}
+
+// measured reports whether anything of the pod's CPU or memory, or of one
+// of its containers', was read.
+func measured(ps statsapi.PodStats) bool {
+	if ps.CPU != nil || ps.Memory != nil {
+		return true
+	}
+	for _, c := range ps.Containers {
+		if c.CPU != nil || c.Memory != nil {
+			return true
+		}
+	}
+	return false
 }
