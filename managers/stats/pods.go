@@ -122,13 +122,20 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 	r.seen[id] = true
 	ps.CPU = p.criCPU(id, linux.GetCpu(), r)
 	ps.Memory = criMemory(linux.GetMemory())
-	p.fillFromCgroup(id, podCgroup, &ps.CPU, &ps.Memory, r)
+	cg := p.readCgroup(podCgroup)
+	if cg != nil {
+		p.fill(id, cg, &ps.CPU, &ps.Memory, r)
+		addPSI(cg, ps.CPU, ps.Memory)
+		ps.IO = cgroupIO(r.now, *cg)
+	}
 	if r.only {
 		return ps
 	}
 	ps.Network = criNetwork(linux.GetNetwork())
 	if n := linux.GetProcess().GetProcessCount(); n != nil {
 		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(n.GetValue())}
+	} else if cg != nil && cg.pids != nil {
+		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(*cg.pids)}
 	}
 	ps.VolumeStats = p.volumeStats(ps.PodRef.UID, r.volumes, r.now)
 	ps.EphemeralStorage = ephemeralStorage(ps.Containers, ps.VolumeStats, r)
@@ -177,23 +184,51 @@ func (p *CRI) podCgroup(uid string) string {
 }
 
 // fillFromCgroup reads the cgroup at path when the runtime left CPU usage
-// or the memory working set empty, and fills what is missing.
+// or the memory working set empty, and fills what is missing (with the
+// cgroup's PSI, read with them).
 func (p *CRI) fillFromCgroup(key, path string, cpu **statsapi.CPUStats, mem **statsapi.MemoryStats, r *round) {
 	cpuMissing := *cpu == nil || (*cpu).UsageCoreNanoSeconds == nil
 	memMissing := *mem == nil || (*mem).WorkingSetBytes == nil
-	if path == "" || (!cpuMissing && !memMissing) {
+	if !cpuMissing && !memMissing {
 		return
+	}
+	if cg := p.readCgroup(path); cg != nil {
+		p.fill(key, cg, cpu, mem, r)
+	}
+}
+
+// readCgroup reads the cgroup at path; nil for "" or when it cannot be
+// read (logged at V(4): a pod's cgroup goes away with it).
+func (p *CRI) readCgroup(path string) *cgroupStats {
+	if path == "" {
+		return nil
 	}
 	cg, err := p.cgroups.read(path)
 	if err != nil {
 		p.log.V(4).Info("cannot read cgroup stats", "cgroup", path, "err", err.Error())
-		return
+		return nil
 	}
-	if cpuMissing {
-		*cpu = p.cgroupCPU(key, r.now, cg)
+	return &cg
+}
+
+// fill sets the CPU and memory stats the runtime left empty from cg.
+func (p *CRI) fill(key string, cg *cgroupStats, cpu **statsapi.CPUStats, mem **statsapi.MemoryStats, r *round) {
+	if *cpu == nil || (*cpu).UsageCoreNanoSeconds == nil {
+		*cpu = p.cgroupCPU(key, r.now, *cg)
 	}
-	if memMissing {
-		*mem = cgroupMemory(r.now, cg, 0)
+	if *mem == nil || (*mem).WorkingSetBytes == nil {
+		*mem = cgroupMemory(r.now, *cg, 0)
+	}
+}
+
+// addPSI sets the cgroup's cpu and memory pressure on the stats that have
+// none (the runtime gives none).
+func addPSI(cg *cgroupStats, cpu *statsapi.CPUStats, mem *statsapi.MemoryStats) {
+	if cpu != nil && cpu.PSI == nil {
+		cpu.PSI = cg.cpuPSI
+	}
+	if mem != nil && mem.PSI == nil {
+		mem.PSI = cg.memoryPSI
 	}
 }
 
