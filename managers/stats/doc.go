@@ -5,8 +5,11 @@
 // # Place in the data flow
 //
 // The [Provider] interface is read by the HTTP server (package server serves
-// [Provider.Summary] as /stats/summary and [ReadResourceMetrics] as
-// /metrics/resource) and by the eviction manager. The default, [CRI], asks
+// [Provider.Summary] as /stats/summary, [ReadResourceMetrics] as
+// /metrics/resource and, for a provider that is a [CadvisorSource] as [CRI]
+// is, [CRI.ReadCadvisorMetrics] as /metrics/cadvisor: cadvisor's metric and
+// label names computed from the same readings and the cgroups' limit files,
+// without linking cadvisor) and by the eviction manager. The default, [CRI], asks
 // the container runtime over CRI:
 //
 //   - ListPodSandbox and ListContainers name the pods and containers (only

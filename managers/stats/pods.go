@@ -21,6 +21,12 @@ type podInput struct {
 	// failed is set when the pod's own stats call failed: the pod is then
 	// left out unless something of it was measured.
 	failed bool
+	// cgroup is the pod's cgroup ("" when not known), result its stats and
+	// mounts the mount points of its containers' writable layers, by
+	// container ID (full reads only); podStats sets them.
+	cgroup string
+	result statsapi.PodStats
+	mounts map[string]string
 }
 
 // round is one ListPodStats call's shared state.
@@ -45,6 +51,20 @@ type round struct {
 // when none of them gives anything, and the others are unaffected. Pods are
 // sorted by namespace and name, containers by name.
 func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsapi.PodStats, error) {
+	pods, err := p.listPods(ctx, onlyCPUAndMemory)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]statsapi.PodStats, len(pods))
+	for i, in := range pods {
+		out[i] = in.result
+	}
+	return out, nil
+}
+
+// listPods is ListPodStats with each pod's input (its sandbox, containers
+// and cgroup) beside its stats.
+func (p *CRI) listPods(ctx context.Context, onlyCPUAndMemory bool) ([]*podInput, error) {
 	sel := p.instanceSelector()
 	sandboxes, err := p.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
@@ -76,16 +96,16 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 		}
 		r.fsByMount = map[string]*statsapi.FsStats{}
 	}
-	out := make([]statsapi.PodStats, 0, len(inputs))
+	out := make([]*podInput, 0, len(inputs))
 	for _, in := range inputs {
-		ps := p.podStats(in, r)
-		if in.failed && !measured(ps) {
+		in.result = p.podStats(in, r)
+		if in.failed && !measured(in.result) {
 			continue
 		}
-		out = append(out, ps)
+		out = append(out, in)
 	}
-	slices.SortFunc(out, func(a, b statsapi.PodStats) int {
-		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
+	slices.SortFunc(out, func(a, b *podInput) int {
+		return cmp.Or(cmp.Compare(a.result.PodRef.Namespace, b.result.PodRef.Namespace), cmp.Compare(a.result.PodRef.Name, b.result.PodRef.Name))
 	})
 	p.cpu.prune(r.seen)
 	p.failures.prune(inputs)
@@ -108,12 +128,19 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 		byID[s.GetAttributes().GetId()] = s
 	}
 	podCgroup := p.podCgroup(ps.PodRef.UID)
+	in.cgroup = podCgroup
 	for _, c := range in.containers {
 		s := byID[c.GetId()]
 		if s == nil {
 			s = r.cstats[c.GetId()]
 		}
 		ps.Containers = append(ps.Containers, p.containerStats(c, s, podCgroup, ps.PodRef, r))
+		if mp := s.GetWritableLayer().GetFsId().GetMountpoint(); mp != "" {
+			if in.mounts == nil {
+				in.mounts = map[string]string{}
+			}
+			in.mounts[c.GetId()] = mp
+		}
 	}
 	slices.SortFunc(ps.Containers, func(a, b statsapi.ContainerStats) int { return cmp.Compare(a.Name, b.Name) })
 
