@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +49,7 @@ var (
 	cadvisorShares     = cadvisorDesc("container_spec_cpu_shares", "CPU share of the container.")
 	cadvisorMemLimit   = cadvisorDesc("container_spec_memory_limit_bytes", "Memory limit for the container.")
 	cadvisorStart      = cadvisorDesc("container_start_time_seconds", "Start time of the container since unix epoch in seconds.")
+	cadvisorBlkio      = cadvisorDesc("container_blkio_device_usage_total", "Blkio Device bytes usage", "device", "major", "minor", "operation")
 	cadvisorScrapeErr  = prometheus.NewDesc("container_scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
 	machineLabels      = []string{"boot_id", "machine_id", "system_uuid"}
 	machineCores       = prometheus.NewDesc("machine_cpu_cores", "Number of logical CPU cores.", machineLabels, nil)
@@ -56,7 +58,7 @@ var (
 
 var cadvisorDescs = []*prometheus.Desc{
 	cadvisorCPU, cadvisorWorkingSet, cadvisorUsage, cadvisorRSS, cadvisorFsUsage, cadvisorRxBytes, cadvisorRxErrors,
-	cadvisorTxBytes, cadvisorTxErrors, cadvisorQuota, cadvisorPeriod, cadvisorShares, cadvisorMemLimit, cadvisorStart,
+	cadvisorTxBytes, cadvisorTxErrors, cadvisorBlkio, cadvisorQuota, cadvisorPeriod, cadvisorShares, cadvisorMemLimit, cadvisorStart,
 	cadvisorScrapeErr, machineCores, machineMemory,
 }
 
@@ -84,9 +86,9 @@ func (cm *CadvisorMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // ReadCadvisorMetrics implements CadvisorSource. It gives series for the
-// root cgroup (id "/": the node's CPU, memory and interfaces), each pod
-// (container "", id its cgroup: CPU, memory, the interfaces of its own
-// network namespace, its cgroup's limits) and each container (CPU,
+// root cgroup (id "/": the node's CPU, memory, block I/O and interfaces),
+// each pod (container "", id its cgroup: CPU, memory, block I/O, the
+// interfaces of its own network namespace, its cgroup's limits) and each container (CPU,
 // memory, writable layer, start time, its cgroup's limits), and the
 // machine's cores and memory. Container names are the runtime's; the
 // sandbox (pause) container, which CRI does not list, has no series.
@@ -97,15 +99,16 @@ func (p *CRI) ReadCadvisorMetrics(ctx context.Context) *CadvisorMetrics {
 	ml := []string{m.bootID, m.machineID, m.systemID}
 	cm.add(machineCores, prometheus.GaugeValue, time.Time{}, float64(m.cores), ml...)
 	cm.add(machineMemory, prometheus.GaugeValue, time.Time{}, float64(m.memory), ml...)
-	if node, err := p.NodeStats(ctx, true); err != nil {
+	now := p.clk.Now()
+	root := []string{"", "/", "", "", "", ""}
+	if cg, _, err := p.host.nodeCgroup(); err != nil {
 		p.log.V(2).Info("no node stats for the cadvisor metrics", "err", err.Error())
 		failed = 1
 	} else {
-		root := []string{"", "/", "", "", "", ""}
-		cm.usage(node.CPU, node.Memory, root)
-		if n, err := p.host.network(p.clk.Now()); err == nil {
-			cm.network(n, root)
-		}
+		cm.cgroup(p, now, cg, root)
+	}
+	if n, err := p.host.network(now); err == nil {
+		cm.network(n, root)
 	}
 	pods, err := p.listPods(ctx, false)
 	if err != nil {
@@ -126,6 +129,9 @@ func (cm *CadvisorMetrics) pod(p *CRI, in *podInput, mounts mountDevices) {
 	ref := ps.PodRef
 	labels := []string{"", in.cgroup, "", "", ref.Namespace, ref.Name}
 	cm.usage(ps.CPU, ps.Memory, labels)
+	if in.cg != nil {
+		cm.blkio(p, time.Time{}, in.cg.io, labels)
+	}
 	cm.network(ps.Network, labels)
 	cm.startTime(ps.StartTime.Time, labels)
 	if in.cgroup != "" {
@@ -173,6 +179,25 @@ func (cm *CadvisorMetrics) usage(cpu *statsapi.CPUStats, mem *statsapi.MemorySta
 		if f.v != nil {
 			cm.add(f.d, prometheus.GaugeValue, mem.Time.Time, float64(*f.v), labels...)
 		}
+	}
+}
+
+// cgroup adds the CPU, memory and block I/O series of a cgroup reading.
+func (cm *CadvisorMetrics) cgroup(p *CRI, now time.Time, cg cgroupStats, labels []string) {
+	cm.add(cadvisorCPU, prometheus.CounterValue, now, float64(cg.cpuUsageNanos)/1e9, append(labels, "total")...)
+	cm.add(cadvisorWorkingSet, prometheus.GaugeValue, now, float64(cg.workingSet), labels...)
+	cm.add(cadvisorUsage, prometheus.GaugeValue, now, float64(cg.memUsage), labels...)
+	cm.add(cadvisorRSS, prometheus.GaugeValue, now, float64(cg.rss), labels...)
+	cm.blkio(p, now, cg.io, labels)
+}
+
+// blkio adds the bytes read and written per device (cgroup v2 io.stat).
+func (cm *CadvisorMetrics) blkio(p *CRI, at time.Time, io []ioDeviceStats, labels []string) {
+	for _, d := range io {
+		maj, min := strconv.FormatUint(d.major, 10), strconv.FormatUint(d.minor, 10)
+		l := append(append([]string{}, labels...), p.host.blockDevice(d.major, d.minor), maj, min)
+		cm.add(cadvisorBlkio, prometheus.CounterValue, at, float64(d.rbytes), append(l, "Read")...)
+		cm.add(cadvisorBlkio, prometheus.CounterValue, at, float64(d.wbytes), append(l, "Write")...)
 	}
 }
 

@@ -174,3 +174,20 @@ func unescapeMount(s string) string {
 	}
 	return b.String()
 }
+
+// blockDevice names the block device major:minor as cadvisor does
+// (/dev/ and the DEVNAME of its sysfs uevent); "" when sysfs does not know
+// it.
+func (h host) blockDevice(major, minor uint64) string {
+	b, err := os.ReadFile(filepath.Join(h.sys, "dev", "block", strconv.FormatUint(major, 10)+":"+strconv.FormatUint(minor, 10), "uevent"))
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "DEVNAME="); ok {
+			return "/dev/" + v
+		}
+	}
+	return ""
+}

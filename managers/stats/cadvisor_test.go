@@ -92,6 +92,9 @@ func TestCadvisorMetricsForAPod(t *testing.T) {
 	h.write(h.proc, "self/mountinfo", "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n"+
 		"25 22 0:22 / /proc rw - proc proc rw\n")
 
+	p.host.sys = t.TempDir()
+	h.write(p.host.sys, "dev/block/259:0/uevent", "MAJOR=259\nMINOR=0\nDEVNAME=nvme0n1\nDEVTYPE=disk\nDISKSEQ=1\n")
+
 	all := gather(t, p.ReadCadvisorMetrics(context.Background()))
 
 	podCg := "/nodekit/kubepods/burstable/poduid1"
@@ -132,7 +135,20 @@ func TestCadvisorMetricsForAPod(t *testing.T) {
 	if v := find(t, all, "container_network_transmit_bytes_total", with(pod, "interface", "eth0")); v != 1234 {
 		t.Errorf("pod tx %v, want 1234", v)
 	}
+	nvme := map[string]string{"device": "/dev/nvme0n1", "major": "259", "minor": "0"}
+	for k, v := range pod {
+		nvme[k] = v
+	}
+	if v := find(t, all, "container_blkio_device_usage_total", with(nvme, "operation", "Read")); v != 4202496 {
+		t.Errorf("pod bytes read on nvme0n1 %v, want io.stat rbytes 4202496", v)
+	}
+	if v := find(t, all, "container_blkio_device_usage_total", with(nvme, "operation", "Write")); v != 1310720 {
+		t.Errorf("pod bytes written on nvme0n1 %v, want io.stat wbytes 1310720", v)
+	}
 	root := map[string]string{"id": "/", "container": "", "pod": ""}
+	if v := find(t, all, "container_blkio_device_usage_total", map[string]string{"id": "/", "major": "8", "minor": "0", "device": "", "operation": "Read"}); v != 1459200 {
+		t.Errorf("root bytes read on 8:0 %v, want io.stat's 1459200 (device unknown to sysfs: \"\")", v)
+	}
 	if v := find(t, all, "container_memory_working_set_bytes", root); v != 1996*mib {
 		t.Errorf("root working set %v, want the node's 1996 MiB", v)
 	}

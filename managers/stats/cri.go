@@ -50,7 +50,7 @@ func NewCRI(rs criapi.RuntimeService, is criapi.ImageManagerService, clk clock.C
 	cg := cgroupReader{root: cfg.CgroupfsRoot}
 	return &CRI{
 		rs: rs, is: is, clk: clk, log: log.WithName("stats"), cfg: cfg,
-		host: host{proc: cfg.ProcRoot, cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
+		host: host{proc: cfg.ProcRoot, sys: "/sys", cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
 		volumes:  volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
 		failures: &failureLog{last: map[string]string{}},
 	}

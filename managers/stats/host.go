@@ -25,6 +25,7 @@ const defaultInterface = "eth0"
 // statfs.
 type host struct {
 	proc    string
+	sys     string // where sysfs is mounted
 	cgroups cgroupReader
 }
 

@@ -23,10 +23,12 @@ type podInput struct {
 	failed bool
 	// cgroup is the pod's cgroup ("" when not known), result its stats and
 	// mounts the mount points of its containers' writable layers, by
-	// container ID (full reads only); podStats sets them.
+	// container ID (full reads only); podStats sets them and cg.
 	cgroup string
 	result statsapi.PodStats
 	mounts map[string]string
+	// cg is the pod cgroup's reading, nil when not read.
+	cg *cgroupStats
 }
 
 // round is one ListPodStats call's shared state.
@@ -150,6 +152,7 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 	ps.CPU = p.criCPU(id, linux.GetCpu(), r)
 	ps.Memory = criMemory(linux.GetMemory())
 	cg := p.readCgroup(podCgroup)
+	in.cg = cg
 	if cg != nil {
 		p.fill(id, cg, &ps.CPU, &ps.Memory, r)
 		addPSI(cg, ps.CPU, ps.Memory)
