@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 )
 
 // listFailureKey is the failure log's key of the list calls' own failure
@@ -65,6 +67,7 @@ func (f *failureLog) prune(keep map[string]*podInput) {
 // ListPodSandboxStats gets ListContainerStats (again read one container at
 // a time when the list fails).
 func (p *CRI) runtimeStats(ctx context.Context, sel map[string]string, inputs map[string]*podInput, r *round) error {
+	ctx = p.quietCRI(ctx)
 	ps, err := p.rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{LabelSelector: sel})
 	if err == nil {
 		p.listSucceeded()
@@ -103,6 +106,39 @@ func (p *CRI) runtimeStats(ctx context.Context, sel map[string]string, inputs ma
 		p.eachContainerStats(ctx, in, r)
 	}
 	return nil
+}
+
+// quietCRI gives the CRI client (k8s.io/cri-client, which logs every
+// failed call as an error through the context's logger, else klog's global
+// one) the provider's logger at V(4), its errors included: the provider
+// logs the stats failures itself, once per pod, so that a sandbox whose
+// stats always fail does not log on every scrape.
+func (p *CRI) quietCRI(ctx context.Context) context.Context {
+	return klog.NewContext(ctx, logr.New(demotedSink{log: p.log.WithName("cri-client")}))
+}
+
+// demotedSink writes every line, errors included, to log at V(4) and up.
+type demotedSink struct{ log logr.Logger }
+
+func (d demotedSink) Init(logr.RuntimeInfo) {}
+
+func (d demotedSink) Enabled(level int) bool { return d.log.V(4 + level).Enabled() }
+
+func (d demotedSink) Info(level int, msg string, kv ...any) { d.log.V(4+level).Info(msg, kv...) }
+
+func (d demotedSink) Error(err error, msg string, kv ...any) {
+	if err != nil {
+		kv = append(kv, "err", err.Error())
+	}
+	d.log.V(4).Info(msg, kv...)
+}
+
+func (d demotedSink) WithValues(kv ...any) logr.LogSink {
+	return demotedSink{log: d.log.WithValues(kv...)}
+}
+
+func (d demotedSink) WithName(name string) logr.LogSink {
+	return demotedSink{log: d.log.WithName(name)}
 }
 
 // listSucceeded forgets a failure of the list calls, so that the next one

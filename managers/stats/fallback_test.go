@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	critest "k8s.io/cri-api/pkg/apis/testing"
+	"k8s.io/klog/v2"
 )
 
 // brokenSandboxRuntime behaves as containerd 2 does with a sandbox made
@@ -212,5 +214,24 @@ func TestListContainerStatsFailureReadsEachContainer(t *testing.T) {
 	}
 	if pods[1].Containers[0].CPU != nil {
 		t.Errorf("dark app cpu %+v, want none", pods[1].Containers[0].CPU)
+	}
+}
+
+func TestTheCRIClientsFailuresAreDemoted(t *testing.T) {
+	t.Parallel()
+	for _, verbosity := range []int{0, 4} {
+		var lines []string
+		log := funcr.New(func(prefix, args string) { lines = append(lines, prefix+" "+args) }, funcr.Options{Verbosity: verbosity})
+		p := NewCRI(critest.NewFakeRuntimeService(), critest.NewFakeImageService(), nil, log, Config{})
+		// What k8s.io/cri-client does with a failed ListPodSandboxStats.
+		klog.FromContext(p.quietCRI(context.Background())).Error(errors.New("sandbox x has no cgroup parent"),
+			"ListPodSandboxStats with filter from runtime service failed")
+		want := 0
+		if verbosity >= 4 {
+			want = 1
+		}
+		if len(lines) != want {
+			t.Errorf("verbosity %d: %d lines %q, want %d (the client's errors at V(4))", verbosity, len(lines), lines, want)
+		}
 	}
 }
