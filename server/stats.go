@@ -33,6 +33,8 @@ type StatsProvider interface {
 //	                   container CPU and memory, container start times,
 //	                   scrape_error and resource_scrape_error), each
 //	                   request reading p afresh into a registry of its own
+//	/metrics/cadvisor  cadvisor's container_* and machine_* metrics, when p
+//	                   is a stats.CadvisorSource
 //
 // Call it before serving (nodekit's composition does); it is safe to call
 // once per Server. A nil p adds nothing.
@@ -76,6 +78,7 @@ func registerStats(mux router, p StatsProvider, log logr.Logger) {
 		}
 		promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
 	})
+	registerCadvisor(mux, p)
 }
 
 // serveSummary answers /stats/summary as the kubelet does: the parameter

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // cgroupStats are one cgroup's CPU and memory figures, as cadvisor reads
@@ -25,6 +27,13 @@ type cgroupStats struct {
 	rss, pageFaults, majorPageFaults uint64
 	// limit is the memory limit; 0 when unlimited.
 	limit uint64
+	// pids is pids.current, nil where the pids controller is not there.
+	pids *uint64
+	// cpuPSI, memoryPSI and ioPSI are the cgroup's pressure stall
+	// figures (cgroup v2 on a kernel with PSI), nil without.
+	cpuPSI, memoryPSI, ioPSI *statsapi.PSIStats
+	// io is io.stat, one entry per device (cgroup v2).
+	io []ioDeviceStats
 }
 
 // cgroupReader reads cgroup figures under one cgroupfs mount.
@@ -76,31 +85,8 @@ func (c cgroupReader) readV1(path string) (cgroupStats, error) {
 	if limit, err := readUint(filepath.Join(memDir, "memory.limit_in_bytes")); err == nil && !unlimited(limit) {
 		s.limit = limit
 	}
-	return s, nil
-}
-
-// readV2 reads cpu.stat and the memory files of the unified hierarchy.
-func (c cgroupReader) readV2(path string) (cgroupStats, error) {
-	var s cgroupStats
-	dir := filepath.Join(c.root, path)
-	cpu, err := readKeyValues(filepath.Join(dir, "cpu.stat"))
-	if err != nil {
-		return s, err
-	}
-	s.cpuUsageNanos = cpu["usage_usec"] * 1000
-	stat, err := readKeyValues(filepath.Join(dir, "memory.stat"))
-	if err != nil {
-		return s, err
-	}
-	if s.memUsage, err = readUint(filepath.Join(dir, "memory.current")); err != nil {
-		return s, err
-	}
-	s.workingSet = sub(s.memUsage, stat["inactive_file"])
-	s.rss = stat["anon"]
-	s.pageFaults = stat["pgfault"]
-	s.majorPageFaults = stat["pgmajfault"]
-	if limit, err := readUint(filepath.Join(dir, "memory.max")); err == nil && !unlimited(limit) {
-		s.limit = limit
+	if n, err := readUint(filepath.Join(c.root, "pids", path, "pids.current")); err == nil {
+		s.pids = &n
 	}
 	return s, nil
 }

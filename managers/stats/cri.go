@@ -32,15 +32,16 @@ const (
 // cgroups, and the node's figures from the host (root cgroup, procfs,
 // statfs). Its methods are safe for concurrent use.
 type CRI struct {
-	rs      criapi.RuntimeService
-	is      criapi.ImageManagerService
-	clk     clock.Clock
-	log     logr.Logger
-	cfg     Config
-	host    host
-	cgroups cgroupReader
-	cpu     *cpuCache
-	volumes volumeCache
+	rs       criapi.RuntimeService
+	is       criapi.ImageManagerService
+	clk      clock.Clock
+	log      logr.Logger
+	cfg      Config
+	host     host
+	cgroups  cgroupReader
+	cpu      *cpuCache
+	volumes  volumeCache
+	failures *failureLog
 }
 
 // NewCRI returns the CRI stats provider. It does no I/O.
@@ -49,8 +50,9 @@ func NewCRI(rs criapi.RuntimeService, is criapi.ImageManagerService, clk clock.C
 	cg := cgroupReader{root: cfg.CgroupfsRoot}
 	return &CRI{
 		rs: rs, is: is, clk: clk, log: log.WithName("stats"), cfg: cfg,
-		host: host{proc: cfg.ProcRoot, cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
-		volumes: volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
+		host: host{proc: cfg.ProcRoot, sys: "/sys", cgroups: cg}, cgroups: cg, cpu: newCPUCache(),
+		volumes:  volumeCache{entries: map[volumeKey]statsapi.FsStats{}},
+		failures: &failureLog{last: map[string]string{}},
 	}
 }
 
@@ -69,7 +71,8 @@ func (p *CRI) Summary(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.Sum
 
 // NodeStats implements Provider. CPU and memory come from the root cgroup
 // (the working set is usage - inactive_file; available is MemTotal - the
-// working set), the start time is the boot time; the full form adds the
+// working set), with, on cgroup v2 where the kernel has PSI, the root's
+// cpu, memory and io pressure (the last as IO), the start time is the boot time; the full form adds the
 // root directory's filesystem (nodefs), the image filesystem from
 // ImageFsInfo, the pid limit and process count, the host's interfaces and,
 // with pod cgroups, the "pods" system container.
@@ -88,6 +91,7 @@ func (p *CRI) NodeStats(ctx context.Context, onlyCPUAndMemory bool) (*statsapi.N
 		StartTime: metav1.NewTime(boot),
 		CPU:       p.cgroupCPU(nodeCPUKey, now, cg),
 		Memory:    cgroupMemory(now, cg, capacity),
+		IO:        cgroupIO(now, cg),
 	}
 	if sc := p.podsContainer(now, boot); sc != nil {
 		ns.SystemContainers = []statsapi.ContainerStats{*sc}
@@ -125,6 +129,7 @@ func (p *CRI) podsContainer(now, boot time.Time) *statsapi.ContainerStats {
 		StartTime: metav1.NewTime(boot),
 		CPU:       p.cgroupCPU(podsCPUKey, now, cg),
 		Memory:    cgroupMemory(now, cg, 0),
+		IO:        cgroupIO(now, cg),
 	}
 }
 
@@ -178,7 +183,16 @@ func (p *CRI) cgroupCPU(key string, now time.Time, cg cgroupStats) *statsapi.CPU
 		Time:                 metav1.NewTime(now),
 		UsageCoreNanoSeconds: ptr(cg.cpuUsageNanos),
 		UsageNanoCores:       p.cpu.nanoCores(key, now, cg.cpuUsageNanos),
+		PSI:                  cg.cpuPSI,
 	}
+}
+
+// cgroupIO is the cgroup's io pressure as IOStats; nil without PSI.
+func cgroupIO(now time.Time, cg cgroupStats) *statsapi.IOStats {
+	if cg.ioPSI == nil {
+		return nil
+	}
+	return &statsapi.IOStats{Time: metav1.NewTime(now), PSI: cg.ioPSI}
 }
 
 // cgroupMemory turns a cgroup reading into MemoryStats. Available is the
@@ -192,6 +206,7 @@ func cgroupMemory(now time.Time, cg cgroupStats, capacity uint64) *statsapi.Memo
 		RSSBytes:        ptr(cg.rss),
 		PageFaults:      ptr(cg.pageFaults),
 		MajorPageFaults: ptr(cg.majorPageFaults),
+		PSI:             cg.memoryPSI,
 	}
 	limit := cg.limit
 	if limit == 0 || (capacity > 0 && capacity < limit) {

@@ -237,7 +237,7 @@ func TestSummaryFailsWhenTheRuntimeFails(t *testing.T) {
 	h := newFakeHost(t)
 	f := newFakeRuntime()
 	podFixture(f)
-	f.rs.InjectError("ListPodSandboxStats", status.Error(codes.Unavailable, "down"))
+	f.rs.InjectError("ListPodSandbox", status.Error(codes.Unavailable, "down"))
 	if _, err := f.provider(h, Config{}).Summary(context.Background(), true); err == nil {
 		t.Fatal("Summary succeeded with a failing runtime")
 	}

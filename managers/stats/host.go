@@ -3,7 +3,9 @@ package stats
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -23,6 +25,7 @@ const defaultInterface = "eth0"
 // statfs.
 type host struct {
 	proc    string
+	sys     string // where sysfs is mounted
 	cgroups cgroupReader
 }
 
@@ -75,19 +78,28 @@ func (h host) memInfo() (map[string]uint64, error) {
 	return out, nil
 }
 
-// nodeCgroup reads the root cgroup; on cgroup v2, whose root has no memory
-// files, the memory figures come from /proc/meminfo.
+// nodeCgroup reads the root cgroup and the capacity (MemTotal). On cgroup
+// v2 the root's memory figures come from its memory.stat (see readV2Root);
+// on a kernel whose v2 root has no memory.stat, from /proc/meminfo (usage
+// MemTotal - MemFree, working set that minus Inactive(file)).
 func (h host) nodeCgroup() (cgroupStats, uint64, error) {
 	mi, err := h.memInfo()
 	if err != nil {
 		return cgroupStats{}, 0, fmt.Errorf("read meminfo: %w", err)
 	}
 	capacity := mi["MemTotal"]
-	s, err := h.cgroups.read("/")
+	if !h.cgroups.v2() {
+		s, err := h.cgroups.readV1("/")
+		if err != nil {
+			return s, capacity, fmt.Errorf("read root cgroup: %w", err)
+		}
+		return s, capacity, nil
+	}
+	s, err := h.cgroups.readV2Root()
 	if err == nil {
 		return s, capacity, nil
 	}
-	if !h.cgroups.v2() {
+	if !errors.Is(err, fs.ErrNotExist) {
 		return s, capacity, fmt.Errorf("read root cgroup: %w", err)
 	}
 	cpu, err := readKeyValues(filepath.Join(h.cgroups.root, "cpu.stat"))

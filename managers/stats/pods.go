@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -20,6 +18,17 @@ type podInput struct {
 	sandbox    *runtimeapi.PodSandbox
 	containers []*runtimeapi.Container
 	stats      *runtimeapi.PodSandboxStats // nil when the runtime gave none
+	// failed is set when the pod's own stats call failed: the pod is then
+	// left out unless something of it was measured.
+	failed bool
+	// cgroup is the pod's cgroup ("" when not known), result its stats and
+	// mounts the mount points of its containers' writable layers, by
+	// container ID (full reads only); podStats sets them and cg.
+	cgroup string
+	result statsapi.PodStats
+	mounts map[string]string
+	// cg is the pod cgroup's reading, nil when not read.
+	cg *cgroupStats
 }
 
 // round is one ListPodStats call's shared state.
@@ -38,9 +47,26 @@ type round struct {
 // the running instance (or the latest when none runs), as the kubelet's
 // CRI stats provider does. Pod stats come from ListPodSandboxStats; a
 // runtime that does not implement it (containerd 1.6) gets
-// ListContainerStats and the pod cgroups instead. Pods are sorted by
-// namespace and name, containers by name.
+// ListContainerStats and the pod cgroups instead. When the list call fails,
+// each pod is read on its own (see runtimeStats): a pod whose stats cannot
+// be read is reported from its containers' and its cgroup's, or left out
+// when none of them gives anything, and the others are unaffected. Pods are
+// sorted by namespace and name, containers by name.
 func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsapi.PodStats, error) {
+	pods, err := p.listPods(ctx, onlyCPUAndMemory)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]statsapi.PodStats, len(pods))
+	for i, in := range pods {
+		out[i] = in.result
+	}
+	return out, nil
+}
+
+// listPods is ListPodStats with each pod's input (its sandbox, containers
+// and cgroup) beside its stats.
+func (p *CRI) listPods(ctx context.Context, onlyCPUAndMemory bool) ([]*podInput, error) {
 	sel := p.instanceSelector()
 	sandboxes, err := p.rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
@@ -72,45 +98,23 @@ func (p *CRI) ListPodStats(ctx context.Context, onlyCPUAndMemory bool) ([]statsa
 		}
 		r.fsByMount = map[string]*statsapi.FsStats{}
 	}
-	out := make([]statsapi.PodStats, 0, len(inputs))
+	out := make([]*podInput, 0, len(inputs))
 	for _, in := range inputs {
-		out = append(out, p.podStats(in, r))
+		in.result = p.podStats(in, r)
+		if in.failed && !measured(in.result) {
+			continue
+		}
+		out = append(out, in)
 	}
-	slices.SortFunc(out, func(a, b statsapi.PodStats) int {
-		return cmp.Or(cmp.Compare(a.PodRef.Namespace, b.PodRef.Namespace), cmp.Compare(a.PodRef.Name, b.PodRef.Name))
+	slices.SortFunc(out, func(a, b *podInput) int {
+		return cmp.Or(cmp.Compare(a.result.PodRef.Namespace, b.result.PodRef.Namespace), cmp.Compare(a.result.PodRef.Name, b.result.PodRef.Name))
 	})
 	p.cpu.prune(r.seen)
+	p.failures.prune(inputs)
 	if !onlyCPUAndMemory {
 		p.pruneVolumes(r.volumes)
 	}
 	return out, nil
-}
-
-// runtimeStats fills the inputs' pod stats from ListPodSandboxStats, or
-// r.cstats from ListContainerStats when the runtime does not implement the
-// former.
-func (p *CRI) runtimeStats(ctx context.Context, sel map[string]string, inputs map[string]*podInput, r *round) error {
-	ps, err := p.rs.ListPodSandboxStats(ctx, &runtimeapi.PodSandboxStatsFilter{LabelSelector: sel})
-	if err == nil {
-		for _, s := range ps {
-			if in := inputs[s.GetAttributes().GetId()]; in != nil {
-				in.stats = s
-			}
-		}
-		return nil
-	}
-	if status.Code(err) != codes.Unimplemented {
-		return fmt.Errorf("list pod sandbox stats: %w", err)
-	}
-	cs, err := p.rs.ListContainerStats(ctx, &runtimeapi.ContainerStatsFilter{LabelSelector: sel})
-	if err != nil && status.Code(err) != codes.Unimplemented {
-		return fmt.Errorf("list container stats: %w", err)
-	}
-	r.cstats = make(map[string]*runtimeapi.ContainerStats, len(cs))
-	for _, s := range cs {
-		r.cstats[s.GetAttributes().GetId()] = s
-	}
-	return nil
 }
 
 // podStats builds one pod's stats.
@@ -126,12 +130,19 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 		byID[s.GetAttributes().GetId()] = s
 	}
 	podCgroup := p.podCgroup(ps.PodRef.UID)
+	in.cgroup = podCgroup
 	for _, c := range in.containers {
 		s := byID[c.GetId()]
 		if s == nil {
 			s = r.cstats[c.GetId()]
 		}
 		ps.Containers = append(ps.Containers, p.containerStats(c, s, podCgroup, ps.PodRef, r))
+		if mp := s.GetWritableLayer().GetFsId().GetMountpoint(); mp != "" {
+			if in.mounts == nil {
+				in.mounts = map[string]string{}
+			}
+			in.mounts[c.GetId()] = mp
+		}
 	}
 	slices.SortFunc(ps.Containers, func(a, b statsapi.ContainerStats) int { return cmp.Compare(a.Name, b.Name) })
 
@@ -140,13 +151,21 @@ func (p *CRI) podStats(in *podInput, r *round) statsapi.PodStats {
 	r.seen[id] = true
 	ps.CPU = p.criCPU(id, linux.GetCpu(), r)
 	ps.Memory = criMemory(linux.GetMemory())
-	p.fillFromCgroup(id, podCgroup, &ps.CPU, &ps.Memory, r)
+	cg := p.readCgroup(podCgroup)
+	in.cg = cg
+	if cg != nil {
+		p.fill(id, cg, &ps.CPU, &ps.Memory, r)
+		addPSI(cg, ps.CPU, ps.Memory)
+		ps.IO = cgroupIO(r.now, *cg)
+	}
 	if r.only {
 		return ps
 	}
 	ps.Network = criNetwork(linux.GetNetwork())
 	if n := linux.GetProcess().GetProcessCount(); n != nil {
 		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(n.GetValue())}
+	} else if cg != nil && cg.pids != nil {
+		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(*cg.pids)}
 	}
 	ps.VolumeStats = p.volumeStats(ps.PodRef.UID, r.volumes, r.now)
 	ps.EphemeralStorage = ephemeralStorage(ps.Containers, ps.VolumeStats, r)
@@ -195,22 +214,64 @@ func (p *CRI) podCgroup(uid string) string {
 }
 
 // fillFromCgroup reads the cgroup at path when the runtime left CPU usage
-// or the memory working set empty, and fills what is missing.
+// or the memory working set empty, and fills what is missing (with the
+// cgroup's PSI, read with them).
 func (p *CRI) fillFromCgroup(key, path string, cpu **statsapi.CPUStats, mem **statsapi.MemoryStats, r *round) {
 	cpuMissing := *cpu == nil || (*cpu).UsageCoreNanoSeconds == nil
 	memMissing := *mem == nil || (*mem).WorkingSetBytes == nil
-	if path == "" || (!cpuMissing && !memMissing) {
+	if !cpuMissing && !memMissing {
 		return
+	}
+	if cg := p.readCgroup(path); cg != nil {
+		p.fill(key, cg, cpu, mem, r)
+	}
+}
+
+// readCgroup reads the cgroup at path; nil for "" or when it cannot be
+// read (logged at V(4): a pod's cgroup goes away with it).
+func (p *CRI) readCgroup(path string) *cgroupStats {
+	if path == "" {
+		return nil
 	}
 	cg, err := p.cgroups.read(path)
 	if err != nil {
 		p.log.V(4).Info("cannot read cgroup stats", "cgroup", path, "err", err.Error())
-		return
+		return nil
 	}
-	if cpuMissing {
-		*cpu = p.cgroupCPU(key, r.now, cg)
+	return &cg
+}
+
+// fill sets the CPU and memory stats the runtime left empty from cg.
+func (p *CRI) fill(key string, cg *cgroupStats, cpu **statsapi.CPUStats, mem **statsapi.MemoryStats, r *round) {
+	if *cpu == nil || (*cpu).UsageCoreNanoSeconds == nil {
+		*cpu = p.cgroupCPU(key, r.now, *cg)
 	}
-	if memMissing {
-		*mem = cgroupMemory(r.now, cg, 0)
+	if *mem == nil || (*mem).WorkingSetBytes == nil {
+		*mem = cgroupMemory(r.now, *cg, 0)
 	}
+}
+
+// addPSI sets the cgroup's cpu and memory pressure on the stats that have
+// none (the runtime gives none).
+func addPSI(cg *cgroupStats, cpu *statsapi.CPUStats, mem *statsapi.MemoryStats) {
+	if cpu != nil && cpu.PSI == nil {
+		cpu.PSI = cg.cpuPSI
+	}
+	if mem != nil && mem.PSI == nil {
+		mem.PSI = cg.memoryPSI
+	}
+}
+
+// measured reports whether anything of the pod's CPU or memory, or of one
+// of its containers', was read.
+func measured(ps statsapi.PodStats) bool {
+	if ps.CPU != nil || ps.Memory != nil {
+		return true
+	}
+	for _, c := range ps.Containers {
+		if c.CPU != nil || c.Memory != nil {
+			return true
+		}
+	}
+	return false
 }
