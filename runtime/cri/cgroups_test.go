@@ -314,3 +314,26 @@ func TestHostHugePageSizes(t *testing.T) {
 		t.Errorf("no huge pages = %v, %v", sizes, err)
 	}
 }
+
+// After a restart, a Burstable pod found running (its sandbox is not made
+// again) counts in the Burstable QoS cgroup's shares once it is synced, as
+// the kubelet's UpdateCgroups sums its active pods.
+func TestObserveCountsARunningBurstablePodOnce(t *testing.T) {
+	t.Parallel()
+	fake := &fakeCgroups{}
+	p := newTestPodCgroups(fake, false, 0)
+	pod := podWith("b-9", corev1.ResourceRequirements{Requests: quantities("cpu", "300m")})
+	p.observe(pod)
+	res, ok := fake.get("/kubepods/burstable")
+	if !ok || res.CPUShares == nil || *res.CPUShares != 307 {
+		t.Fatalf("burstable QoS cgroup = %v (made %v), want 307 shares", res, ok)
+	}
+	fake.mu.Lock()
+	fake.ensured = nil
+	fake.mu.Unlock()
+	p.observe(pod)
+	p.observe(podWith("g-9", corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "1Gi"), Limits: quantities("cpu", "1", "memory", "1Gi")}))
+	if _, again := fake.get("/kubepods/burstable"); again {
+		t.Errorf("the QoS cgroups were written again for a pod already counted or not Burstable")
+	}
+}

@@ -144,6 +144,32 @@ func (p *podCgroups) ensure(pod *corev1.Pod, cfsQuota bool) error {
 	return nil
 }
 
+// observe counts a pod that runs in the Burstable QoS cgroup's shares when
+// they do not count it yet (a pod this agent found running after a
+// restart, or whose requests changed), as the kubelet's periodic
+// UpdateCgroups sums its active pods; it writes only on a change. A
+// failed write is logged: the next sync tries again.
+func (p *podCgroups) observe(pod *corev1.Pod) {
+	if !p.enabled() {
+		return
+	}
+	class := qos.PodClass(pod)
+	milliCPU := burstableRequest(pod, class)
+	p.mu.Lock()
+	known, counted := p.burstable[pod.UID]
+	p.mu.Unlock()
+	if milliCPU < 0 || (counted && known == milliCPU) {
+		return
+	}
+	mgr, err := p.manager()
+	if err == nil {
+		err = p.updateQOS(mgr, pod.UID, milliCPU)
+	}
+	if err != nil {
+		p.log.Error(err, "Failed to update the QoS cgroups", "podUID", pod.UID)
+	}
+}
+
 // burstableRequest is the pod's cpu request in millicores when it is
 // Burstable, -1 otherwise.
 func burstableRequest(pod *corev1.Pod, class corev1.PodQOSClass) int64 {
