@@ -145,6 +145,13 @@ func TestPodCgroupResourcesFollowTheKubelet(t *testing.T) {
 		{"a Burstable pod whose containers all limit both gets quota and memory",
 			withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "100m", "memory", "5Mi"), Limits: quantities("cpu", "200m", "memory", "10Mi")}),
 			true, cgroupResources{CPUShares: i64(102), CPUQuota: i64(20000), CPUPeriod: i64(100000), Memory: i64(10 << 20)}},
+		{"pod overhead counts in the pod cgroup (ResourceConfigForPod sums it with the containers)",
+			func() *corev1.Pod {
+				p := withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "500m", "memory", "64Mi"), Limits: quantities("cpu", "500m", "memory", "64Mi")})
+				p.Spec.Overhead = quantities("cpu", "100m", "memory", "10Mi")
+				return p
+			}(),
+			true, cgroupResources{CPUShares: i64(614), CPUQuota: i64(60000), CPUPeriod: i64(100000), Memory: i64(74 << 20)}},
 		{"without CFS quota the quota is unlimited",
 			withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "8Mi"), Limits: quantities("cpu", "1", "memory", "8Mi")}),
 			false, cgroupResources{CPUShares: i64(1024), CPUQuota: i64(-1), CPUPeriod: i64(100000), Memory: i64(8 << 20)}},
