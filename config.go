@@ -140,9 +140,9 @@ type Config struct {
 	PodWorkers podworkers.Config
 	// CRI configures the CRI runtime manager. Complete gives its
 	// CgroupParent the kubelet's default cgroupRoot, "/" (pod cgroups under
-	// /kubepods), unless CgroupsPerQOS is false: then sandboxes get the
+	// /kubepods), unless CgroupsPerQOS is false (then sandboxes get the
 	// runtime's default parent, as with the kubelet's cgroupsPerQOS false
-	// and no cgroupRoot.
+	// and no cgroupRoot) or the runtime is the simulated one (no cgroups).
 	CRI cri.Config
 	// Server configures the node's HTTP servers: the read-only port (Port;
 	// 0, off, in DefaultConfig, as the kubelet's readOnlyPort default;
@@ -229,7 +229,9 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.NodeName = c.NodeName
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
-	if c.CRI.CgroupParent == "" && (c.CRI.CgroupsPerQOS == nil || *c.CRI.CgroupsPerQOS) {
+	// The simulated runtime runs nothing that a cgroup would hold: its
+	// pods get none, and the host's cgroups are left alone.
+	if c.Runtime == RuntimeCRI && c.CRI.CgroupParent == "" && (c.CRI.CgroupsPerQOS == nil || *c.CRI.CgroupsPerQOS) {
 		c.CRI.CgroupParent = "/" // the kubelet's cgroupRoot when cgroupsPerQOS is on
 	}
 	c.Logs.InstanceID = c.InstanceID

@@ -13,6 +13,7 @@ func TestCompleteDefaultsTheCgroupRootAsTheKubelet(t *testing.T) {
 		want string
 	}{
 		{"no setting: the kubelet's /", Config{NodeName: "n"}, "/"},
+		{"the simulated runtime: no cgroups on the host", Config{NodeName: "n", Runtime: RuntimeSim}, ""},
 		{"a root given is kept", func() Config { c := Config{NodeName: "n"}; c.CRI.CgroupParent = "/nk"; return c }(), "/nk"},
 		{"cgroupsPerQOS false without a root: the runtime's default", func() Config {
 			c := Config{NodeName: "n"}

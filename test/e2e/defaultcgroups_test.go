@@ -53,7 +53,18 @@ spec:
 // test checks it), and at the end the QoS cgroups, when they were not
 // there before it and are empty; it removes nothing else.
 func TestAnAgentWithoutCgroupSettingsKeepsPodCgroupsUnderKubepods(t *testing.T) {
-	controllers := []string{"cpu", "cpuacct", "memory", "pids", "cpuset", "devices", "freezer", "blkio", "systemd"}
+	// Every hierarchy: the runtime makes the pod's cgroup in each, the
+	// unified one of a hybrid host too.
+	var controllers []string
+	mounts, err := os.ReadDir("/sys/fs/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mounts {
+		if m.IsDir() {
+			controllers = append(controllers, m.Name())
+		}
+	}
 	var existed []string
 	for _, c := range controllers {
 		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c, "kubepods")); err == nil {
