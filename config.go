@@ -148,7 +148,11 @@ type Config struct {
 	PLEG pleg.Config
 	// PodWorkers configures the pod workers.
 	PodWorkers podworkers.Config
-	// CRI configures the CRI runtime manager.
+	// CRI configures the CRI runtime manager. Complete gives its
+	// CgroupParent the kubelet's default cgroupRoot, "/" (pod cgroups under
+	// /kubepods), unless CgroupsPerQOS is false (then sandboxes get the
+	// runtime's default parent, as with the kubelet's cgroupsPerQOS false
+	// and no cgroupRoot) or the runtime is the simulated one (no cgroups).
 	CRI cri.Config
 	// Server configures the node's HTTP servers: the read-only port (Port;
 	// 0, off, in DefaultConfig, as the kubelet's readOnlyPort default;
@@ -235,6 +239,11 @@ func (c Config) Complete() (Config, error) {
 	c.CRI.NodeName = c.NodeName
 	c.CRI.InstanceID = c.InstanceID
 	c.CRI.RootDir = c.RootDir
+	// The simulated runtime runs nothing that a cgroup would hold: its
+	// pods get none, and the host's cgroups are left alone.
+	if c.Runtime == RuntimeCRI && c.CRI.CgroupParent == "" && (c.CRI.CgroupsPerQOS == nil || *c.CRI.CgroupsPerQOS) {
+		c.CRI.CgroupParent = "/" // the kubelet's cgroupRoot when cgroupsPerQOS is on
+	}
 	c.Logs.InstanceID = c.InstanceID
 	c.ImageGC.NodeName = c.NodeName
 	c.Eviction.Hard = c.EvictionHard

@@ -91,7 +91,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.nodeIP, "node-ip", "", "node IP reported as the pods' hostIP (a loopback address is accepted)")
 	fs.StringVar(&o.instanceID, "instance-id", "", "marks the sandboxes this agent owns (default: the node name)")
 	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
-	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroupfs parent of the pods' cgroups, e.g. /nodekit (default: the runtime's)")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup root of the pods' QoS and pod cgroups (<root>/kubepods/...), e.g. /nodekit (default: /, as the kubelet)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
 	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", server.DefaultPort))
 	fs.Var(&o.port, "port", "deprecated name of --read-only-port")
@@ -132,7 +132,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 func (o *options) addConfinementFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.clusterDNS, "cluster-dns", nil, "comma-separated cluster DNS server addresses for pods with dnsPolicy ClusterFirst (without it they get the host's resolver settings)")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", cri.DefaultClusterDomain, "cluster DNS domain, for pod DNS search paths")
-	fs.StringVar(&o.cgroupDriver, "cgroup-driver", cri.CgroupDriverCgroupfs, "cgroup driver: cgroupfs (pod cgroups created under --cgroup-root on cgroup v1) or systemd (slice names only)")
+	fs.StringVar(&o.cgroupDriver, "cgroup-driver", cri.CgroupDriverCgroupfs, "cgroup driver: cgroupfs (cgroupfs directories, cgroup v1 or v2) or systemd (slice units over D-Bus); the runtime's, when it reports one")
 	fs.BoolVar(&o.cpuCFSQuota, "cpu-cfs-quota", true, "enforce container cpu limits with CFS quotas")
 	fs.BoolVar(&o.serializeImagePulls, "serialize-image-pulls", true, "pull one image at a time")
 	fs.IntVar(&o.maxParallelImagePulls, "max-parallel-image-pulls", 0, "most concurrent image pulls when --serialize-image-pulls=false (0: no limit)")

@@ -76,3 +76,22 @@ func driverName(d runtimeapi.CgroupDriver) string {
 	}
 	return ""
 }
+
+// applyCgroupConfig sets the pod cgroup settings of a KubeletConfiguration
+// file that have no flag: cgroupsPerQOS (false: sandboxes directly under
+// cgroupRoot, or the runtime's default parent without one) and
+// podPidsLimit (each pod cgroup's pids limit). It does nothing without
+// such a file.
+func (o *options) applyCgroupConfig(cfg *nodekit.Config) {
+	if o.kubelet == nil {
+		return
+	}
+	kc := &o.kubelet.kc
+	if q := kc.CgroupsPerQOS; q != nil {
+		perQOS := *q
+		cfg.CRI.CgroupsPerQOS = &perQOS
+	}
+	if p := kc.PodPidsLimit; p != nil {
+		cfg.CRI.PodPidsLimit = *p
+	}
+}

@@ -85,3 +85,38 @@ func TestTheCgroupDriverIsTheRuntimes(t *testing.T) {
 		}
 	})
 }
+
+// cgroupsPerQOS and podPidsLimit reach the CRI manager's config, as the
+// kubelet's container manager takes them (cmd/kubelet/app/server.go).
+func TestKubeletConfigCgroupsPerQOSAndPodPidsLimit(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		perQOS     *bool
+		pids       int64
+		parent     string
+	}{
+		{"the defaults: QoS cgroups under /", kcHeader, nil, 0, "/"},
+		{"cgroupsPerQOS false under a root", kcHeader + "cgroupsPerQOS: false\ncgroupRoot: /edge\n", boolPtrCgroup(false), 0, "/edge"},
+		{"cgroupsPerQOS false alone: the runtime's parent", kcHeader + "cgroupsPerQOS: false\n", boolPtrCgroup(false), 0, ""},
+		{"a pod pids limit", kcHeader + "podPidsLimit: 100\n", nil, 100, "/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, _, err := parseKubelet(t, c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.config().Complete()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.CRI.CgroupsPerQOS; (got == nil) != (c.perQOS == nil) || (got != nil && *got != *c.perQOS) {
+				t.Errorf("CgroupsPerQOS = %v, want %v", got, c.perQOS)
+			}
+			if cfg.CRI.PodPidsLimit != c.pids || cfg.CRI.CgroupParent != c.parent {
+				t.Errorf("PodPidsLimit %d, CgroupParent %q; want %d, %q", cfg.CRI.PodPidsLimit, cfg.CRI.CgroupParent, c.pids, c.parent)
+			}
+		})
+	}
+}
+
+func boolPtrCgroup(v bool) *bool { return &v }

@@ -97,6 +97,7 @@ func (o *options) applyKubeletFlags(cfg *nodekit.Config) {
 		cfg.NodeStatus.Taints = k.taints
 	}
 	o.applyKubeletConfig(cfg)
+	o.applyCgroupConfig(cfg)
 }
 
 // validateNodeLabels refuses labels that are not valid, and, as the

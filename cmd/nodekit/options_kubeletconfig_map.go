@@ -85,11 +85,8 @@ func (f *kubeletConfigFile) check() error {
 	if l := kc.Logging.Format; l != "" && l != "text" {
 		errs = append(errs, fmt.Errorf("logging.format %q is not supported: nodekit logs text", l))
 	}
-	if q := kc.CgroupsPerQOS; q != nil && !*q {
-		errs = append(errs, errors.New("cgroupsPerQOS: false is not supported: with a cgroupRoot nodekit always keeps the kubelet's QoS cgroups"))
-	}
-	if p := kc.PodPidsLimit; p != nil && *p > 0 {
-		errs = append(errs, fmt.Errorf("podPidsLimit %d is not supported: nodekit does not limit a pod's processes (-1, no limit, is accepted)", *p))
+	if p := kc.PodPidsLimit; p != nil && *p < -1 {
+		errs = append(errs, fmt.Errorf("podPidsLimit %d: want -1 (no limit), 0 or a limit", *p))
 	}
 	if e := kc.EnableDebuggingHandlers; e != nil && !*e {
 		errs = append(errs, errors.New("enableDebuggingHandlers: false is not supported: nodekit's secure port always serves logs, exec, attach and port-forward"))

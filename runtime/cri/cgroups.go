@@ -1,8 +1,10 @@
 package cri
 
 import (
+	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,20 +109,32 @@ func allPodCgroupNames(root CgroupName, uid types.UID) []CgroupName {
 	return out
 }
 
-// cgroupResources are the limits written to a cgroup; nil fields are left
-// as they are.
+// cgroupResources are the limits written to a cgroup (the kubelet's
+// cm.ResourceConfig); nil fields are left as they are.
 type cgroupResources struct {
-	// CPUShares is cpu.shares (cgroup v1).
+	// CPUShares is cpu.shares on cgroup v1; cgroup v2 and systemd get the
+	// weight converted from it (cpuWeight).
 	CPUShares *int64
 	// CPUQuota and CPUPeriod are the CFS quota and period in microseconds;
 	// a quota of -1 is unlimited.
 	CPUQuota, CPUPeriod *int64
 	// Memory is the memory limit in bytes.
 	Memory *int64
+	// PidsLimit is the process limit; -1 is unlimited ("max").
+	PidsLimit *int64
+	// HugePageLimit is the hugetlb limit in bytes by page size in bytes;
+	// a page size of the host not in the map is left as it is.
+	HugePageLimit map[int64]int64
+	// Unified are cgroup v2 files written as they are (the kubelet's
+	// ResourceConfig.Unified); only the cgroup v2 managers use them.
+	Unified map[string]string
 }
 
 // String describes the limits for logs and errors.
 func (r *cgroupResources) String() string {
+	if r == nil {
+		return ""
+	}
 	var parts []string
 	add := func(name string, v *int64) {
 		if v != nil {
@@ -131,43 +145,36 @@ func (r *cgroupResources) String() string {
 	add("cpuQuota", r.CPUQuota)
 	add("cpuPeriod", r.CPUPeriod)
 	add("memory", r.Memory)
+	add("pids", r.PidsLimit)
+	for _, size := range sortedKeys(r.HugePageLimit) {
+		parts = append(parts, fmt.Sprintf("hugetlb.%s=%d", hugePageSizeName(size), r.HugePageLimit[size]))
+	}
+	for _, k := range sortedKeys(r.Unified) {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, r.Unified[k]))
+	}
 	return strings.Join(parts, " ")
 }
 
-// cgroupManager creates and removes cgroups of one cgroup driver and
-// version. cgroupV1 is the cgroupfs implementation for cgroup v1; a cgroup v2
-// or systemd implementation provides the same three methods. Methods must be
-// safe for concurrent use.
+// sortedKeys returns m's keys in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// cgroupManager creates, updates and removes cgroups of one cgroup driver
+// and version: cgroupV1 and cgroupV2 (cgroupfs) and systemdCgroups.
+// Methods must be safe for concurrent use.
 type cgroupManager interface {
 	// Name spells a cgroup name as the runtime expects it in CgroupParent.
 	Name(n CgroupName) string
 	// Ensure creates the cgroup (and its parents) when missing and writes
-	// res into it.
+	// res into it; on an existing cgroup it updates the limits (a resize).
 	Ensure(n CgroupName, res *cgroupResources) error
 	// Remove removes the cgroup, and empty cgroups below it; a cgroup that
 	// does not exist is not an error. It fails while processes remain.
 	Remove(n CgroupName) error
 }
-
-// namesOnly is the cgroupManager of setups where nodekit cannot manage pod
-// cgroups itself (the systemd driver, cgroup v2): it names them, and the
-// runtime creates them without pod-level limits.
-type namesOnly struct {
-	systemd bool
-}
-
-var _ cgroupManager = namesOnly{}
-
-// Name implements cgroupManager.
-func (m namesOnly) Name(n CgroupName) string {
-	if m.systemd {
-		return n.ToSystemd()
-	}
-	return n.ToCgroupfs()
-}
-
-// Ensure implements cgroupManager; it does nothing.
-func (namesOnly) Ensure(CgroupName, *cgroupResources) error { return nil }
-
-// Remove implements cgroupManager; it does nothing.
-func (namesOnly) Remove(CgroupName) error { return nil }

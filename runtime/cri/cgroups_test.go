@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,6 +145,13 @@ func TestPodCgroupResourcesFollowTheKubelet(t *testing.T) {
 		{"a Burstable pod whose containers all limit both gets quota and memory",
 			withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "100m", "memory", "5Mi"), Limits: quantities("cpu", "200m", "memory", "10Mi")}),
 			true, cgroupResources{CPUShares: i64(102), CPUQuota: i64(20000), CPUPeriod: i64(100000), Memory: i64(10 << 20)}},
+		{"pod overhead counts in the pod cgroup (ResourceConfigForPod sums it with the containers)",
+			func() *corev1.Pod {
+				p := withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "500m", "memory", "64Mi"), Limits: quantities("cpu", "500m", "memory", "64Mi")})
+				p.Spec.Overhead = quantities("cpu", "100m", "memory", "10Mi")
+				return p
+			}(),
+			true, cgroupResources{CPUShares: i64(614), CPUQuota: i64(60000), CPUPeriod: i64(100000), Memory: i64(74 << 20)}},
 		{"without CFS quota the quota is unlimited",
 			withResources(corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "8Mi"), Limits: quantities("cpu", "1", "memory", "8Mi")}),
 			false, cgroupResources{CPUShares: i64(1024), CPUQuota: i64(-1), CPUPeriod: i64(100000), Memory: i64(8 << 20)}},
@@ -222,5 +230,117 @@ func TestCgroupV1EnsureNamesAMissingController(t *testing.T) {
 	err := cgroupV1{root: t.TempDir()}.Ensure(ParseCgroupfsName("/nk/podu1"), nil)
 	if err == nil || !strings.Contains(err.Error(), "controller cpu not mounted") {
 		t.Errorf("Ensure without hierarchies = %v, want a missing controller error", err)
+	}
+}
+
+// The cgroup v1 files and values of the QoS and pod cgroups, as the
+// kubelet writes them through libcontainer's fs manager (cpu.go, memory.go,
+// pids.go, hugetlb.go): the values come from
+// pkg/kubelet/cm/helpers_linux.go ResourceConfigForPod and
+// qos_container_manager_linux.go (Burstable shares summed over its pods,
+// BestEffort 2, huge pages 1<<62 on the QoS cgroups).
+func TestCgroupV1PodCgroupsPerQoSClassAndBurstableShares(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, ctrl := range []string{"cpu", "cpuacct", "memory", "pids", "hugetlb"} {
+		if err := os.Mkdir(filepath.Join(root, ctrl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := newTestPodCgroups(cgroupV1{root: root}, false, 64)
+	b1 := podWith("b-1", corev1.ResourceRequirements{Requests: quantities("cpu", "100m")})
+	b2 := podWith("b-2", corev1.ResourceRequirements{Requests: quantities("cpu", "400m", "hugepages-1Gi", "1Gi", "memory", "1Gi"), Limits: quantities("hugepages-1Gi", "1Gi")})
+	g := podWith("g-1", corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "1Gi"), Limits: quantities("cpu", "1", "memory", "1Gi")})
+	for _, pod := range []*corev1.Pod{b1, b2, g} {
+		if err := p.ensure(pod, true); err != nil {
+			t.Fatalf("ensure %s: %v", pod.UID, err)
+		}
+	}
+	cpu, mem := filepath.Join(root, "cpu"), filepath.Join(root, "memory")
+	checkFiles(t, cpu, "kubepods", map[string]string{"cpu.shares": "2048"})
+	checkFiles(t, mem, "kubepods", map[string]string{"memory.limit_in_bytes": "8589934592"})
+	checkFiles(t, cpu, "kubepods/burstable", map[string]string{"cpu.shares": "512"}) // 500m
+	checkFiles(t, cpu, "kubepods/besteffort", map[string]string{"cpu.shares": "2"})
+	checkFiles(t, filepath.Join(root, "hugetlb"), "kubepods/burstable", map[string]string{"hugetlb.2MB.limit_in_bytes": "4611686018427387904"})
+	checkFiles(t, cpu, "kubepods/podg-1", map[string]string{"cpu.shares": "1024", "cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000"})
+	checkFiles(t, mem, "kubepods/podg-1", map[string]string{"memory.limit_in_bytes": "1073741824"})
+	checkFiles(t, filepath.Join(root, "pids"), "kubepods/podg-1", map[string]string{"pids.max": "64"})
+	checkFiles(t, cpu, "kubepods/burstable/podb-1", map[string]string{"cpu.shares": "102", "cpu.cfs_quota_us": "<missing>"})
+	checkFiles(t, mem, "kubepods/burstable/podb-1", map[string]string{"memory.limit_in_bytes": "<missing>"})
+	checkFiles(t, filepath.Join(root, "hugetlb"), "kubepods/burstable/podb-2", map[string]string{
+		"hugetlb.1GB.limit_in_bytes": "1073741824", "hugetlb.2MB.limit_in_bytes": "0"})
+
+	// The Burstable pod b-2 goes: its QoS cgroup keeps the shares of b-1.
+	files, _ := filepath.Glob(filepath.Join(root, "*", "kubepods/burstable/podb-2", "*"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+	if err := p.remove("b-2"); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	checkFiles(t, cpu, "kubepods/burstable", map[string]string{"cpu.shares": "102"})
+	if _, err := os.Stat(filepath.Join(cpu, "kubepods/burstable/podb-2")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pod cgroup left: %v", err)
+	}
+}
+
+func TestWithoutCgroupsPerQOSSandboxesGoUnderTheRoot(t *testing.T) {
+	t.Parallel()
+	no := false
+	p := newPodCgroups(Config{CgroupParent: "/nk", CgroupsPerQOS: &no}, logr.Discard())
+	fake := &fakeCgroups{}
+	p.use(fake)
+	pod := podWith("u-1", corev1.ResourceRequirements{Requests: quantities("cpu", "1")})
+	if got := p.parentOf(pod); got != "/nk" {
+		t.Errorf("sandbox parent = %q, want the root /nk", got)
+	}
+	if err := p.ensure(pod, true); err != nil || len(fake.ensured) != 0 {
+		t.Errorf("ensure made cgroups %v (%v), want none", fake.ensured, err)
+	}
+	if got := newPodCgroups(Config{CgroupsPerQOS: &no}, logr.Discard()).parentOf(pod); got != "" {
+		t.Errorf("sandbox parent without a root = %q, want the runtime's default", got)
+	}
+}
+
+func TestHostHugePageSizes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, d := range []string{"hugepages-2048kB", "hugepages-1048576kB"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sizes, err := hostHugePageSizes(dir)
+	if err != nil || !reflect.DeepEqual(sizes, []int64{1 << 30, 2 << 20}) {
+		t.Errorf("sizes = %v (%v)", sizes, err)
+	}
+	if got := hugePageSizeName(2 << 20); got != "2MB" {
+		t.Errorf("name of 2Mi = %q", got)
+	}
+	if sizes, err := hostHugePageSizes(filepath.Join(dir, "none")); err != nil || sizes != nil {
+		t.Errorf("no huge pages = %v, %v", sizes, err)
+	}
+}
+
+// After a restart, a Burstable pod found running (its sandbox is not made
+// again) counts in the Burstable QoS cgroup's shares once it is synced, as
+// the kubelet's UpdateCgroups sums its active pods.
+func TestObserveCountsARunningBurstablePodOnce(t *testing.T) {
+	t.Parallel()
+	fake := &fakeCgroups{}
+	p := newTestPodCgroups(fake, false, 0)
+	pod := podWith("b-9", corev1.ResourceRequirements{Requests: quantities("cpu", "300m")})
+	p.observe(pod)
+	res, ok := fake.get("/kubepods/burstable")
+	if !ok || res.CPUShares == nil || *res.CPUShares != 307 {
+		t.Fatalf("burstable QoS cgroup = %v (made %v), want 307 shares", res, ok)
+	}
+	fake.mu.Lock()
+	fake.ensured = nil
+	fake.mu.Unlock()
+	p.observe(pod)
+	p.observe(podWith("g-9", corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "1Gi"), Limits: quantities("cpu", "1", "memory", "1Gi")}))
+	if _, again := fake.get("/kubepods/burstable"); again {
+		t.Errorf("the QoS cgroups were written again for a pod already counted or not Burstable")
 	}
 }

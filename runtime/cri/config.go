@@ -52,20 +52,32 @@ type Config struct {
 	// and pod directories (<RootDir>/pods/<uid>: the volume manager's
 	// volumes and termination message files). Defaults to /var/lib/nodekit.
 	RootDir string
-	// CgroupParent, when set, is the cgroup (a cgroupfs path such as
-	// /nodekit) under which the manager keeps the kubelet's layout of pod
-	// cgroups: CgroupParent/kubepods/pod<uid> for Guaranteed pods and
-	// CgroupParent/kubepods/{burstable,besteffort}/pod<uid> for the others,
-	// each created with the pod's limits before its sandbox and removed by
-	// GarbageCollect after the pod is gone (agents may share it: each
-	// removes only the cgroups of the pods whose directory it made).
-	// Defaults to "" (no pod cgroups: the runtime's default parent).
+	// CgroupParent, when set, is the cgroup root (the kubelet's cgroupRoot,
+	// a cgroupfs path such as / or /nodekit) under which the manager keeps
+	// the kubelet's layout of pod cgroups: CgroupParent/kubepods/pod<uid>
+	// for Guaranteed pods and CgroupParent/kubepods/{burstable,besteffort}/
+	// pod<uid> for the others, with the kubelet's limits (cpu shares or
+	// weight, CFS quota, memory, PodPidsLimit, huge pages; the QoS cgroups'
+	// shares), each created before the pod's sandbox and removed by
+	// GarbageCollect after the pod is gone (agents may share a root: each
+	// removes only the cgroups of the pods whose directory it made, never
+	// the QoS cgroups nor anything else under the root). cgroup v1 and v2,
+	// with either driver. Defaults to "" (no pod cgroups: the runtime's
+	// default parent); nodekit.Config defaults it to "/", as the kubelet.
 	CgroupParent string
-	// CgroupDriver is how cgroup names are spelled to the runtime:
-	// "cgroupfs" (paths, cgroups created by this manager on cgroup v1) or
-	// "systemd" (kubepods-burstable-pod<uid>.slice names; the runtime creates
-	// the slices and no pod-level limits are applied, as nodekit has no
-	// systemd cgroup manager yet). Defaults to "cgroupfs".
+	// CgroupsPerQOS keeps the QoS and pod cgroups under CgroupParent (the
+	// kubelet's cgroupsPerQOS). False puts every sandbox directly under
+	// CgroupParent, with no pod-level limits, as the kubelet does. Defaults
+	// to true.
+	CgroupsPerQOS *bool
+	// PodPidsLimit is the process limit of each pod cgroup (the kubelet's
+	// podPidsLimit); 0 and -1 leave pods unlimited. Defaults to 0.
+	PodPidsLimit int64
+	// CgroupDriver is the cgroup driver: "cgroupfs" (cgroups are
+	// directories this manager makes under /sys/fs/cgroup) or "systemd"
+	// (cgroups are transient slice units, kubepods-burstable-pod<uid>.slice,
+	// made over systemd's D-Bus API, opened at the first pod). Defaults to
+	// "cgroupfs".
 	CgroupDriver string
 	// DisableCPUCFSQuota stops cpu limits from becoming CFS quotas (the
 	// kubelet's --cpu-cfs-quota=false). Defaults to false.
@@ -198,6 +210,9 @@ func (c Config) validateConfinement() error {
 	default:
 		return fmt.Errorf("cri config: CgroupDriver %q must be %q or %q", c.CgroupDriver, CgroupDriverCgroupfs, CgroupDriverSystemd)
 	}
+	if c.PodPidsLimit < -1 {
+		return fmt.Errorf("cri config: PodPidsLimit must be -1 (no limit) or more, got %d", c.PodPidsLimit)
+	}
 	if c.NodeMemoryBytes < 0 {
 		return fmt.Errorf("cri config: NodeMemoryBytes must not be negative, got %d", c.NodeMemoryBytes)
 	}
@@ -219,6 +234,11 @@ func (c Config) validateConfinement() error {
 		return fmt.Errorf("cri config: ImagePullBackOff %s exceeds ImagePullMaxBackOff %s", d.ImagePullBackOff, d.ImagePullMaxBackOff)
 	}
 	return nil
+}
+
+// cgroupsPerQOS is CgroupsPerQOS with its default.
+func (c Config) cgroupsPerQOS() bool {
+	return c.CgroupsPerQOS == nil || *c.CgroupsPerQOS
 }
 
 // serializeImagePulls is SerializeImagePulls with its default.

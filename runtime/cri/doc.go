@@ -132,10 +132,19 @@
 // security.go, dns.go, pulls.go): requests and limits become cpu shares, a
 // CFS quota over a 100ms period and a memory limit, with the oom_score_adj
 // of the pod's QoS class (internal/qos); the sandbox gets the pod's summed
-// resources and its overhead. With CgroupParent set the manager keeps the
-// kubelet's pod cgroups with the cgroupfs driver on cgroup v1 (cgroups.go
-// names them for cgroupfs and systemd; cgroupManager is where cgroup v2 or a
-// systemd manager plugs in). The security context is the effective pod and
+// resources and its overhead. With CgroupParent set (nodekit.Config
+// defaults it to "/", as the kubelet) the manager keeps the kubelet's QoS
+// and pod cgroups (podcgroups.go): kubepods, kubepods/burstable,
+// kubepods/besteffort and pod<uid>, with ResourceConfigForPod's values,
+// PodPidsLimit and huge page limits, the pod cgroup made before the
+// sandbox and given as its cgroup parent, and removed with the pod's
+// directory. cgroupManager has three implementations: cgroupfs on cgroup
+// v1 (cgroups_v1.go) and v2 (cgroups_v2.go, controllers enabled through
+// cgroup.subtree_control), and the systemd driver (cgroups_systemd.go:
+// transient slices over D-Bus, a connection opened at the first pod). Only
+// cgroup v1 with cgroupfs has run on real controllers in this project's
+// tests; cgroup v2 and systemd ran against a fake cgroupfs tree and a fake
+// D-Bus connection (docs/configuration.md, "Pod cgroups"). The security context is the effective pod and
 // container one: user, groups (fsGroup, supplementalGroups and their
 // policy), capabilities, privileged, read-only root, no_new_privs, seccomp
 // (RuntimeDefault, Unconfined, Localhost under SeccompProfileRoot),

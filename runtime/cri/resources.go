@@ -80,6 +80,46 @@ func linuxResources(cpuRequest, cpuLimit, memLimit *resource.Quantity, cfsQuota 
 	return out
 }
 
+// podCgroupResources is the kubelet's ResourceConfigForPod
+// (helpers_linux.go) without huge pages: cpu shares from the pod's cpu
+// requests (overhead included); for a Guaranteed pod its cpu quota and
+// memory limit; for a Burstable pod the cpu quota when every container
+// limits cpu and the memory limit when every container limits memory (or
+// the pod sets pod-level limits); a BestEffort pod gets the minimum shares
+// only.
+func podCgroupResources(pod *corev1.Pod, class corev1.PodQOSClass, cfsQuota bool) *cgroupResources {
+	if class == corev1.PodQOSBestEffort {
+		return &cgroupResources{CPUShares: ptrTo(int64(minShares))}
+	}
+	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	lim := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+	cpuLimited, memLimited := true, true
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			cpuLimited = cpuLimited && !list[i].Resources.Limits.Cpu().IsZero()
+			memLimited = memLimited && !list[i].Resources.Limits.Memory().IsZero()
+		}
+	}
+	if resourcehelper.IsPodLevelResourcesSet(pod) {
+		cpuLimited = cpuLimited || !pod.Spec.Resources.Limits.Cpu().IsZero()
+		memLimited = memLimited || !pod.Spec.Resources.Limits.Memory().IsZero()
+	}
+	shares := milliCPUToShares(req.Cpu().MilliValue())
+	quota, period := milliCPUToQuota(lim.Cpu().MilliValue(), quotaPeriod), int64(quotaPeriod)
+	if !cfsQuota || quota == 0 {
+		quota = -1
+	}
+	memory := lim.Memory().Value()
+	res := &cgroupResources{CPUShares: &shares}
+	if class == corev1.PodQOSGuaranteed || cpuLimited {
+		res.CPUQuota, res.CPUPeriod = &quota, &period
+	}
+	if (class == corev1.PodQOSGuaranteed || memLimited) && memory > 0 {
+		res.Memory = &memory
+	}
+	return res
+}
+
 // containerResources is the CRI Linux resources of one container: its
 // requests and limits (a pod-level limit stands in for a missing container
 // limit) and the oom_score_adj of its QoS class.

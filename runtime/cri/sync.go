@@ -35,6 +35,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *corev1.Pod, status *noderunt
 	}
 
 	ps := &podStart{pod: pod, status: status, sandboxID: actions.SandboxID, podIPs: status.IPs, result: result}
+	if !actions.CreateSandbox {
+		m.cgroups.observe(pod) // a new sandbox's pod cgroup counts it
+	}
 	if actions.CreateSandbox {
 		id, cfg, ips, ok := m.createSandbox(ctx, pod, actions.Attempt, result)
 		if !ok {
