@@ -15,7 +15,7 @@ import (
 // request reads p afresh into a registry of its own. A provider that does
 // not leaves the route out (404). On the secure port it is under /metrics,
 // so it needs the nodes/metrics right, as in the kubelet.
-func registerCadvisor(mux *http.ServeMux, p StatsProvider) {
+func registerCadvisor(mux router, p StatsProvider) {
 	src, ok := p.(stats.CadvisorSource)
 	if !ok {
 		return
