@@ -172,6 +172,24 @@
 // Every list call filters on nodekit.io/instance, so several agents (or other
 // CRI clients) can share one runtime without touching each other's pods.
 //
+// # Listings too large for one message
+//
+// gRPC refuses a message over 16 MiB (codes.ResourceExhausted), and a
+// runtime answers ListPodSandbox and ListContainers in one message. When a
+// GetPods listing overflows, the manager logs it once and lists pod by pod
+// (ListPodSandbox and ListContainers filtered on the pod UID label, after
+// an unfiltered ListContainers when that one fits), so relists go on. The
+// pods are those the containers name, those of earlier listings (the list
+// caches) and those whose sandbox the manager ran since; only a pod of an
+// earlier agent with sandboxes and no container is missed, until a full
+// listing fits. A full listing is tried again a minute later, not at every
+// relist: a doomed one still makes the runtime encode everything. The
+// kubelet has no such fallback. Its alternative, the streamed listings of
+// k8s.io/cri-client (WithUseStreaming, the alpha CRIListStreaming gate), is
+// not used: containerd 2.4 serves StreamPodSandboxes and StreamContainers
+// but batches 5,000 objects a message, so 80 large sandboxes still make
+// one message over the limit.
+//
 // # Where nodekit differs from the kubelet
 //
 //   - Sandbox annotations: the kubelet copies all of a pod's annotations to
