@@ -156,3 +156,79 @@ func checkStoppedOnTerm(t *testing.T, h *agentHarness, removed time.Time) {
 	}
 	t.Logf("the last container exited %s after the manifests were removed", latest.Round(100*time.Millisecond))
 }
+
+// TestOversizedSandboxesOfAnEarlierAgentAreListedPodByPod starts an agent
+// beside 80 running pods that an earlier agent (or the kubelet's rule)
+// created with a 250,000-byte sandbox annotation each: a listing of all of
+// them is over gRPC's 16 MiB. The agent lists pod by pod instead, logs that
+// once, never fails a relist, and stops the pods, which it does not know.
+func TestOversizedSandboxesOfAnEarlierAgentAreListedPodByPod(t *testing.T) {
+	h := newAgentHarness(t)
+	rs := h.env.runtime(t)
+	ctx := context.Background()
+	var ids []string
+	t.Cleanup(func() {
+		// The harness's cleanup lists every sandbox of the agent at once,
+		// which these overflow: remove them by ID first.
+		for _, id := range ids {
+			_ = rs.StopPodSandbox(ctx, id)
+			_ = rs.RemovePodSandbox(ctx, id)
+		}
+	})
+	logs := t.TempDir()
+	for i := range overflowPods {
+		name, uid := fmt.Sprintf("old-%02d", i), fmt.Sprintf("old-%02d-%d", i, time.Now().UnixNano())
+		labels := map[string]string{noderuntime.LabelInstance: h.node, noderuntime.LabelPodUID: uid,
+			noderuntime.LabelPodName: name, noderuntime.LabelPodNamespace: "default"}
+		sbCfg := &runtimeapi.PodSandboxConfig{
+			Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "default", Uid: uid},
+			Labels:       labels,
+			Annotations:  map[string]string{"example.com/blob": strings.Repeat("x", overflowAnnotation)},
+			LogDirectory: filepath.Join(logs, name),
+			Linux:        &runtimeapi.LinuxPodSandboxConfig{CgroupParent: h.env.CgroupParent + "/" + uid},
+		}
+		sb, err := rs.RunPodSandbox(ctx, sbCfg, "")
+		if err != nil {
+			t.Fatalf("run sandbox %d: %v", i, err)
+		}
+		ids = append(ids, sb)
+		cLabels := map[string]string{noderuntime.LabelContainerName: "main"}
+		for k, v := range labels {
+			cLabels[k] = v
+		}
+		id, err := rs.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "main"},
+			Image:    &runtimeapi.ImageSpec{Image: h.env.Image},
+			Command:  []string{"sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"},
+			Labels:   cLabels,
+			LogPath:  "main.log",
+		}, sbCfg)
+		if err != nil {
+			t.Fatalf("create container %d: %v", i, err)
+		}
+		if err := rs.StartContainer(ctx, id); err != nil {
+			t.Fatalf("start container %d: %v", i, err)
+		}
+	}
+	if _, err := rs.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{noderuntime.LabelInstance: h.node}}); err == nil {
+		t.Fatal("a listing of the 80 sandboxes fit in one message: the test proves nothing")
+	}
+	start := time.Now()
+	h.start()
+	waitRunning(t, h, 0, 10*time.Minute)
+	t.Logf("the agent stopped the %d pods it does not know %s after it started", overflowPods, time.Since(start).Round(time.Second))
+	time.Sleep(5 * time.Second)
+	split := 0
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, "Unable to list pods") {
+			t.Fatalf("a relist failed: %s", line)
+		}
+		if strings.Contains(line, "listing pod by pod") {
+			split++
+		}
+	}
+	if split != 1 {
+		t.Errorf("%d log lines say the agent lists pod by pod, want 1", split)
+	}
+}
