@@ -49,7 +49,10 @@ type Requeuer interface {
 	Enqueue(uid types.UID, delay time.Duration)
 }
 
-var _ podworkers.SyncHandler = (*Syncer)(nil)
+var (
+	_ podworkers.SyncHandler     = (*Syncer)(nil)
+	_ podworkers.PodStatusReader = (*Syncer)(nil)
+)
 
 // NewSyncer returns a Syncer that drives rt and records statuses in statuses.
 // requeue may be nil; it is used to sync a pod again when its containers'
@@ -182,6 +185,17 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, status
 	s.setStatus(pod, apiStatus)
 	log.V(2).Info("Pod stopped", "phase", apiStatus.Phase)
 	return nil
+}
+
+// GetPodStatus implements podworkers.PodStatusReader: it reads the pod's
+// status from the runtime, for a terminating pod whose PLEG cache entry does
+// not get fresher (the relists fail).
+func (s *Syncer) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*noderuntime.PodStatus, error) {
+	status, err := s.rt.GetPodStatus(ctx, uid, name, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("status of pod %s from the runtime: %w", klog.KRef(namespace, name), err)
+	}
+	return status, nil
 }
 
 // SyncTerminatingRuntimePod implements podworkers.SyncHandler: it stops a pod

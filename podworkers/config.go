@@ -15,6 +15,9 @@ const (
 	DefaultBackOffPeriod = 10 * time.Second
 	// DefaultTransientRetry is the kubelet's backOffOnTransientErrorPeriod.
 	DefaultTransientRetry = time.Second
+	// DefaultTerminationStatusWait bounds a terminating or terminated
+	// pod's wait for the PLEG cache: five relist periods of 1s.
+	DefaultTerminationStatusWait = 5 * time.Second
 	// DefaultTerminationGracePeriodSeconds is the grace period of a pod whose
 	// spec sets none, as the API server defaults it.
 	DefaultTerminationGracePeriodSeconds int64 = 30
@@ -37,6 +40,12 @@ type Config struct {
 	// TransientRetry replaces BackOffPeriod when the sync error wraps
 	// ErrTransient (e.g. the pod network is not ready yet). Defaults to 1s.
 	TransientRetry time.Duration `json:"transientRetry,omitempty"`
+	// TerminationStatusWait is how long the sync of a terminating or
+	// terminated pod waits for a status newer than its previous sync in
+	// the StatusCache before it reads the status from the runtime (when
+	// the SyncHandler is a PodStatusReader): a kill must go on while the
+	// PLEG's relists fail. Defaults to 5s. The kubelet waits without bound.
+	TerminationStatusWait time.Duration `json:"terminationStatusWait,omitempty"`
 }
 
 // Validate reports every negative field.
@@ -49,6 +58,7 @@ func (c Config) Validate() error {
 		{"resyncInterval", c.ResyncInterval},
 		{"backOffPeriod", c.BackOffPeriod},
 		{"transientRetry", c.TransientRetry},
+		{"terminationStatusWait", c.TerminationStatusWait},
 	} {
 		if f.d < 0 {
 			errs = append(errs, fmt.Errorf("podworkers: %s %v must not be negative", f.name, f.d))
@@ -68,6 +78,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TransientRetry <= 0 {
 		c.TransientRetry = DefaultTransientRetry
+	}
+	if c.TerminationStatusWait <= 0 {
+		c.TerminationStatusWait = DefaultTerminationStatusWait
 	}
 	return c
 }

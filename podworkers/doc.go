@@ -20,6 +20,13 @@
 //   - SyncTerminatedPod once the containers are stopped, until it succeeds;
 //     the pod is then finished and its goroutine exits.
 //
+// A terminating or terminated pod waits for the cache at most
+// Config.TerminationStatusWait (5s) when the SyncHandler is also a
+// PodStatusReader (the agent's is): then the handler reads the status from
+// the runtime, so a pod is still killed while the PLEG's relists fail (the
+// kubelet's workers wait on the cache without bound). A pod that should run
+// keeps waiting for the cache.
+//
 // After each sync the pod is queued in the WorkQueue: after
 // Config.ResyncInterval on success, after Config.BackOffPeriod on error (or
 // Config.TransientRetry when the error wraps ErrTransient), both with up to

@@ -115,9 +115,9 @@ func (p *PodWorkers) runWork(ctx context.Context, w *worker, wk work, lastSync t
 	o := wk.opts
 	var status *noderuntime.PodStatus
 	if o.RunningPod == nil {
-		status, err = p.cache.GetNewerThan(ctx, w.uid, lastSync)
+		status, err = p.statusFor(ctx, w.uid, wk, lastSync)
 		if err != nil {
-			return false, false, fmt.Errorf("get status of pod %s newer than %s: %w", w.uid, lastSync, err)
+			return false, false, err
 		}
 	}
 	p.log.V(4).Info("Syncing pod", "podUID", w.uid, "workType", wk.state, "updateType", o.UpdateType)

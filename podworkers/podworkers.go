@@ -62,6 +62,17 @@ type StatusCache interface {
 	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*noderuntime.PodStatus, error)
 }
 
+// PodStatusReader reads a pod's status from the runtime itself, as the
+// kubelet's SyncTerminatingPod does after the kill. When the SyncHandler
+// implements it, a terminating or terminated pod whose StatusCache has no
+// status newer than its previous sync after Config.TerminationStatusWait
+// (the PLEG's relists fail) is synced with the status it reads instead, so a
+// kill never waits on the cache forever. Without it, the wait has no bound.
+type PodStatusReader interface {
+	// GetPodStatus inspects the pod's sandboxes and containers now.
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*noderuntime.PodStatus, error)
+}
+
 // UpdateType says why a pod is being updated; the kubelet's SyncPodType.
 type UpdateType int
 

@@ -85,12 +85,13 @@ func TestConfig(t *testing.T) {
 		wantErr bool
 		want    Config
 	}{
-		{"the zero value means the defaults", Config{}, false, Config{ResyncInterval: time.Minute, BackOffPeriod: 10 * time.Second, TransientRetry: time.Second}},
-		{"set fields are kept", Config{ResyncInterval: 5 * time.Second, BackOffPeriod: 2 * time.Second, TransientRetry: time.Millisecond}, false,
-			Config{ResyncInterval: 5 * time.Second, BackOffPeriod: 2 * time.Second, TransientRetry: time.Millisecond}},
+		{"the zero value means the defaults", Config{}, false, Config{ResyncInterval: time.Minute, BackOffPeriod: 10 * time.Second, TransientRetry: time.Second, TerminationStatusWait: 5 * time.Second}},
+		{"set fields are kept", Config{ResyncInterval: 5 * time.Second, BackOffPeriod: 2 * time.Second, TransientRetry: time.Millisecond, TerminationStatusWait: time.Second}, false,
+			Config{ResyncInterval: 5 * time.Second, BackOffPeriod: 2 * time.Second, TransientRetry: time.Millisecond, TerminationStatusWait: time.Second}},
 		{"a negative resync interval is invalid", Config{ResyncInterval: -1}, true, Config{}},
 		{"a negative back-off period is invalid", Config{BackOffPeriod: -1}, true, Config{}},
 		{"a negative transient retry is invalid", Config{TransientRetry: -1}, true, Config{}},
+		{"a negative termination status wait is invalid", Config{TerminationStatusWait: -1}, true, Config{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -171,7 +171,7 @@
 // The manager keeps no pod state of its own except the CrashLoopBackOff
 // and ImagePullBackOff delays. Sandboxes carry the pod's labels plus io.kubernetes.pod.name,
 // .namespace and .uid and nodekit.io/instance=<InstanceID>, and the pod's
-// annotations. Containers carry the same identity labels plus
+// annotations that a runtime may read (see below). Containers carry the same identity labels plus
 // io.kubernetes.container.name, and annotations with the spec hash, the
 // restart count, the termination message path and policy, the pod's grace
 // periods and the ports. GetPodStatus rebuilds everything from these, so an
@@ -181,8 +181,37 @@
 // Every list call filters on nodekit.io/instance, so several agents (or other
 // CRI clients) can share one runtime without touching each other's pods.
 //
+// # Listings too large for one message
+//
+// gRPC refuses a message over 16 MiB (codes.ResourceExhausted), and a
+// runtime answers ListPodSandbox and ListContainers in one message. When a
+// GetPods listing overflows, the manager logs it once and lists pod by pod
+// (ListPodSandbox and ListContainers filtered on the pod UID label, after
+// an unfiltered ListContainers when that one fits), so relists go on. The
+// pods are those the containers name, those of earlier listings (the list
+// caches) and those whose sandbox the manager ran since; only a pod of an
+// earlier agent with sandboxes and no container is missed, until a full
+// listing fits. A full listing is tried again a minute later, not at every
+// relist: a doomed one still makes the runtime encode everything. The
+// kubelet has no such fallback. Its alternative, the streamed listings of
+// k8s.io/cri-client (WithUseStreaming, the alpha CRIListStreaming gate), is
+// not used: containerd 2.4 serves StreamPodSandboxes and StreamContainers
+// but batches 5,000 objects a message, so 80 large sandboxes still make
+// one message over the limit.
+//
 // # Where nodekit differs from the kubelet
 //
+//   - Sandbox annotations: the kubelet copies all of a pod's annotations to
+//     its sandbox, and the runtime returns them in every ListPodSandbox
+//     answer, which gRPC caps at 16 MiB; 80 pods with a 250,000-byte
+//     annotation each (within the API's 256 KiB) overflow it. nodekit copies
+//     every annotation except kubectl's last-applied configuration and
+//     values over MaxSandboxAnnotationValue (8 KiB), smallest first while
+//     the total stays within MaxSandboxAnnotationsSize (32 KiB). The ones
+//     runtimes and CNI plugins read (runtime class options, the bandwidth
+//     limits, containerd's pod_annotations pass-through) are short and
+//     pass. nodekit reads nothing back from sandbox annotations. Containers
+//     get no pod annotations, as on the kubelet.
 //   - The spec hash is FNV-64a over the JSON of the whole container with its
 //     resources and resize policy cleared; the kubelet hashes only the name
 //     and image because the API server forbids other changes. Sources that

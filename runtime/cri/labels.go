@@ -26,11 +26,6 @@ func (m *Manager) sandboxLabels(pod *corev1.Pod) map[string]string {
 	return l
 }
 
-// sandboxAnnotations are the pod's annotations.
-func sandboxAnnotations(pod *corev1.Pod) map[string]string {
-	return maps.Clone(pod.Annotations)
-}
-
 // containerLabels identify a container: its pod, its name and the instance.
 func (m *Manager) containerLabels(pod *corev1.Pod, c *corev1.Container) map[string]string {
 	return map[string]string{

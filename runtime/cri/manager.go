@@ -71,6 +71,8 @@ type Manager struct {
 	// lists caches what GetPods decoded from listed objects; it has its
 	// own locks.
 	lists listCaches
+	// split says when GetPods lists pod by pod; it has its own lock.
+	split listSplit
 }
 
 // NewManager returns a manager over the given CRI services. It does no I/O:

@@ -24,6 +24,10 @@ func (m *Manager) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.Po
 		Annotations:  sandboxAnnotations(pod),
 		PortMappings: portMappings(pod),
 	}
+	if len(cfg.Annotations) < len(pod.Annotations) {
+		dropped := droppedAnnotations(pod, cfg.Annotations)
+		m.log.V(2).Info("pod annotations left off the sandbox", "pod", formatPod(pod), "annotations", dropped)
+	}
 	linux, err := m.sandboxLinuxConfig(pod)
 	if err != nil {
 		return nil, err

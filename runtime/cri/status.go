@@ -20,8 +20,10 @@ import (
 // listed. Pods are ordered newest first, and so are each pod's sandboxes and
 // containers. The caller owns the result: every call returns new Pod and
 // Container structs. Objects listed unchanged since the previous call of the
-// same mode are not decoded again (see listCache). It is safe for concurrent
-// use.
+// same mode are not decoded again (see listCache). When the runtime's
+// answer is too large for one gRPC message (codes.ResourceExhausted), the
+// objects are listed pod by pod instead (see listSplitByPod). It is safe for
+// concurrent use.
 func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, error) {
 	sbFilter := &runtimeapi.PodSandboxFilter{LabelSelector: m.ownLabels()}
 	ctFilter := &runtimeapi.ContainerFilter{LabelSelector: m.ownLabels()}
@@ -29,13 +31,9 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*noderuntime.Pod, er
 		sbFilter.State = &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}
 		ctFilter.State = &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}
 	}
-	sandboxes, err := m.rs.ListPodSandbox(ctx, sbFilter)
+	sandboxes, containers, err := m.list(ctx, all, sbFilter, ctFilter)
 	if err != nil {
-		return nil, fmt.Errorf("list pod sandboxes: %w", err)
-	}
-	containers, err := m.rs.ListContainers(ctx, ctFilter)
-	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
+		return nil, err
 	}
 	return m.lists.of(all).group(sandboxes, containers, m.Type()).sorted(), nil
 }

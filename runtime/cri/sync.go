@@ -208,6 +208,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *corev1.Pod, attempt ui
 		msg := fmt.Sprintf("Failed to create pod sandbox: %v", err)
 		return fail(fmt.Errorf("run sandbox of pod %s: %w: %w", target, noderuntime.ErrCreatePodSandbox, err), msg)
 	}
+	m.split.noteCreated(pod.UID)
 	result.Add(noderuntime.CreatePodSandbox, target, nil, "")
 	resp, err := m.rs.PodSandboxStatus(ctx, id, false)
 	if err != nil {
