@@ -71,7 +71,8 @@ func TestWorkerKillerGivesUpAfterItsWait(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "pods", "u1", "volumes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := &stoppingWorkers{rootDir: root, teardown: make(chan struct{})} // never torn down
+	w := &stoppingWorkers{rootDir: root, teardown: make(chan struct{})} // not torn down before KillPod gives up
+	t.Cleanup(func() { close(w.teardown) })                             // ends the fake's teardown goroutine
 	k := workerKiller{w: w, evict: true, rootDir: root, poll: time.Millisecond, wait: 20 * time.Millisecond}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: types.UID("u1")}}
 	if err := k.KillPod(context.Background(), pod, 1, func(*corev1.PodStatus) {}); err != nil {

@@ -120,6 +120,13 @@ func (s *checkpointedServices) load(namespace string) ([]*corev1.Service, error)
 	if err := json.Unmarshal(data, &list); err != nil {
 		return nil, fmt.Errorf("decode the checkpointed services of %s: %w", namespace, err)
 	}
+	// save writes only the namespace's listed Services: a null entry or
+	// another namespace's Service means the file was not written by it.
+	for i, svc := range list {
+		if svc == nil || svc.Namespace != namespace {
+			return nil, fmt.Errorf("the checkpointed services of %s (%s) hold at %d a service of another namespace or none", namespace, path, i)
+		}
+	}
 	return list, nil
 }
 

@@ -42,6 +42,11 @@ func runtimeCgroupDriver(ctx context.Context, cfg nodekit.Config, log logr.Logge
 		log.Info("Could not ask the runtime for its cgroup driver; using the configured one", "cgroupDriver", configured, "err", err.Error())
 		return configured
 	}
+	defer func() {
+		if err := rs.Close(ctx); err != nil {
+			log.V(4).Info("Failed to close the connection that asked the runtime for its cgroup driver", "err", err.Error())
+		}
+	}()
 	resp, err := rs.RuntimeConfig(ctx)
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {

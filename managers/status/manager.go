@@ -101,7 +101,7 @@ func (m *StatusManager) SetPodStatus(pod *corev1.Pod, status *corev1.PodStatus) 
 	if ok {
 		old = cached.status
 	}
-	prepare(old, next, m.clk.Now())
+	prepare(old, next, &pod.Spec, m.clk.Now())
 	if ok && apiequality.Semantic.DeepEqual(cached.status, next) {
 		m.log.V(6).Info("Pod status unchanged", "pod", klog.KObj(pod), "podUID", pod.UID)
 		return

@@ -16,8 +16,9 @@ import (
 // a pod never leaves a terminal phase, a condition whose status holds keeps
 // its transition time, the start time never changes, and everything is
 // normalized so that equal statuses compare equal. old is the cached status,
-// or the pod's API status when nothing is cached. next is modified.
-func prepare(old, next *corev1.PodStatus, now time.Time) {
+// or the pod's API status when nothing is cached; spec is the pod's. next is
+// modified.
+func prepare(old, next *corev1.PodStatus, spec *corev1.PodSpec, now time.Time) {
 	if terminal(old.Phase) && !terminal(next.Phase) {
 		next.Phase, next.Reason, next.Message = old.Phase, old.Reason, old.Message
 	}
@@ -39,13 +40,21 @@ func prepare(old, next *corev1.PodStatus, now time.Time) {
 		t := metav1.NewTime(now)
 		next.StartTime = &t
 	}
-	normalize(next)
+	normalize(next, spec)
 }
 
+// maxPodTerminationMessageLength is the kubelet's budget for the
+// termination messages of one pod's containers (MaxPodTerminationMessageLogLength):
+// each container's message is cut to its share.
+const maxPodTerminationMessageLength = 12 * 1024
+
 // normalize cuts every time stamp to the second, as the API server stores
-// them, and sorts the regular and ephemeral container statuses by name, so
-// that a status read back from the server equals the one written.
-func normalize(s *corev1.PodStatus) {
+// them, cuts each terminated container's message to its share of the pod's
+// budget (spec's containers, init and ephemeral ones included, share it
+// equally, as the kubelet's status manager does), and sorts the regular and
+// ephemeral container statuses by name, so that a status read back from
+// the server equals the one written.
+func normalize(s *corev1.PodStatus, spec *corev1.PodSpec) {
 	sec := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
 	if s.StartTime != nil {
 		sec(s.StartTime)
@@ -54,6 +63,10 @@ func normalize(s *corev1.PodStatus) {
 		sec(&s.Conditions[i].LastProbeTime)
 		sec(&s.Conditions[i].LastTransitionTime)
 	}
+	share := maxPodTerminationMessageLength
+	if n := len(spec.Containers) + len(spec.InitContainers) + len(spec.EphemeralContainers); n > 0 {
+		share /= n
+	}
 	state := func(c *corev1.ContainerState) {
 		if c.Running != nil {
 			sec(&c.Running.StartedAt)
@@ -61,6 +74,9 @@ func normalize(s *corev1.PodStatus) {
 		if c.Terminated != nil {
 			sec(&c.Terminated.StartedAt)
 			sec(&c.Terminated.FinishedAt)
+			if len(c.Terminated.Message) > share {
+				c.Terminated.Message = c.Terminated.Message[:share]
+			}
 		}
 	}
 	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {

@@ -123,7 +123,7 @@ func TestPrepare(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			next := tt.next.DeepCopy()
-			prepare(&tt.old, next, now)
+			prepare(&tt.old, next, &corev1.PodSpec{}, now)
 			tt.check(t, next)
 		})
 	}

@@ -202,9 +202,9 @@ func (m *StatusManager) needsReconcile(apiUID types.UID, status *corev1.PodStatu
 		return false
 	}
 	api := pod.Status.DeepCopy()
-	normalize(api)
+	normalize(api, &pod.Spec)
 	want := mergeForAPI(api, status)
-	normalize(want)
+	normalize(want, &pod.Spec)
 	if apiequality.Semantic.DeepEqual(api, want) {
 		return false
 	}
