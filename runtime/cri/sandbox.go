@@ -12,9 +12,9 @@ import (
 const maxHostnameLen = 63
 
 // podLogDir is where the pod's container logs go:
-// <RootDir>/logs/<namespace>_<name>_<uid>.
+// <PodLogsDir>/<namespace>_<name>_<uid>, as the kubelet's.
 func (m *Manager) podLogDir(namespace, name string, uid types.UID) string {
-	return filepath.Join(m.cfg.RootDir, "logs", namespace+"_"+name+"_"+string(uid))
+	return filepath.Join(m.cfg.PodLogsDir, namespace+"_"+name+"_"+string(uid))
 }
 
 // sandboxConfig builds the PodSandboxConfig of pod for the given attempt. It

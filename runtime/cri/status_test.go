@@ -64,7 +64,8 @@ func TestGetPodStatusOfUnknownPodIsEmpty(t *testing.T) {
 
 func TestOtherInstancesAreInvisible(t *testing.T) {
 	e := newTestEnv(t)
-	other := NewManager(e.rs, e.is, e.clk, logr.Discard(), Config{InstanceID: "node-b", RootDir: e.cfg.RootDir, ResolvConf: e.cfg.ResolvConf})
+	other := NewManager(e.rs, e.is, e.clk, logr.Discard(), Config{InstanceID: "node-b", RootDir: e.cfg.RootDir, ResolvConf: e.cfg.ResolvConf,
+		PodLogsDir: e.cfg.PodLogsDir, ContainerLogsDir: e.cfg.ContainerLogsDir})
 	theirs := newPod("u9", "a")
 	if err := other.SyncPod(context.Background(), theirs, nil).Error(); err != nil {
 		t.Fatal(err)
