@@ -293,7 +293,7 @@ func (o *options) applyKubeletConfig(cfg *nodekit.Config) {
 	set("nodeStatusUpdateFrequency", &cfg.NodeStatus.StatusReportFrequency, kc.NodeStatusUpdateFrequency.Duration)
 	set("nodeStatusReportFrequency", &cfg.NodeStatus.StatusReportFrequency, kc.NodeStatusReportFrequency.Duration)
 	set("nodeLeaseDurationSeconds", &cfg.NodeStatus.LeaseDuration, time.Duration(kc.NodeLeaseDurationSeconds)*time.Second)
-	if f.set["podLogsDir"] {
+	if f.set["podLogsDir"] && cfg.PodLogsDir == "" { // --pod-logs-dir wins
 		cfg.PodLogsDir = kc.PodLogsDir
 	}
 	if r := kc.ResolverConfig; r != nil {
