@@ -52,8 +52,8 @@ spec:
   containers:
   - name: main
     image: %s
-    command: ["sh", "-c", "echo hello from the talker; %s"]
-`, h.env.Image, trapSleep))
+    command: ["sh", "-c", %q]
+`, h.env.Image, "echo hello from the talker; "+trapSleep))
 	h.start()
 	p := h.waitPod("talker", settle, "running", running)
 	dir := filepath.Join(podLogs, p.Namespace+"_"+p.Name+"_"+string(p.UID))
