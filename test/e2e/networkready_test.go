@@ -37,18 +37,31 @@ func TestNodeNotReadyWithoutPodNetwork(t *testing.T) {
 	if err != nil || len(confs) == 0 {
 		t.Fatalf("no CNI config in %s: %v", confDir, err)
 	}
-	aside := t.TempDir()
+	// containerd reloads its CNI config on a file written in the directory,
+	// not on one renamed into it: the config is taken away by removal and
+	// given back by writing it again.
+	saved := map[string][]byte{}
+	for _, f := range confs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("read CNI config %s: %v", f, err)
+		}
+		saved[f] = b
+	}
 	restore := func() {
-		for _, f := range confs {
-			if err := os.Rename(filepath.Join(aside, filepath.Base(f)), f); err != nil && !os.IsNotExist(err) {
+		for f, b := range saved {
+			if _, err := os.Stat(f); err == nil {
+				continue
+			}
+			if err := os.WriteFile(f, b, 0o644); err != nil {
 				t.Errorf("restore CNI config %s: %v", f, err)
 			}
 		}
 	}
 	t.Cleanup(restore)
 	for _, f := range confs {
-		if err := os.Rename(f, filepath.Join(aside, filepath.Base(f))); err != nil {
-			t.Fatalf("move CNI config %s aside: %v", f, err)
+		if err := os.Remove(f); err != nil {
+			t.Fatalf("remove CNI config %s: %v", f, err)
 		}
 	}
 	removed := time.Now()
