@@ -89,7 +89,9 @@ var _ nodestatus.HealthNotifier = agentHealth{}
 // HealthChanged implements nodestatus.HealthNotifier.
 func (h agentHealth) HealthChanged() <-chan struct{} { return h.a.HealthChanged() }
 
-// Ready implements nodestatus.HealthSource: nil when every check passes.
+// Ready implements nodestatus.HealthSource: nil when every check passes
+// and the runtime's pod network is ready (the kubelet's Ready condition
+// holds its network errors after its runtime errors).
 func (h agentHealth) Ready() error {
 	var failed []string
 	var errs []error
@@ -99,8 +101,12 @@ func (h agentHealth) Ready() error {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+	network := h.a.NetworkReady()
+	switch {
+	case len(errs) == 0:
+		return network
+	case network != nil:
+		return fmt.Errorf("unhealthy: %s: %w, %w", strings.Join(failed, ", "), errors.Join(errs...), network)
 	}
 	return fmt.Errorf("unhealthy: %s: %w", strings.Join(failed, ", "), errors.Join(errs...))
 }

@@ -47,9 +47,20 @@ type Config struct {
 	// InstanceID marks the sandboxes this agent owns, so that it can share a
 	// container runtime with other clients. Defaults to NodeName.
 	InstanceID string
-	// RootDir holds pod directories and container logs. Defaults to
-	// /var/lib/nodekit.
+	// RootDir holds pod directories. Defaults to /var/lib/nodekit.
 	RootDir string
+	// PodLogsDir holds the container logs, in the kubelet's layout
+	// <PodLogsDir>/<namespace>_<pod>_<uid>/<container>/<restartCount>.log
+	// (the kubelet's podLogsDir). Defaults to /var/log/pods, and to
+	// RootDir/logs with the simulated runtime (which runs nothing).
+	PodLogsDir string
+	// ContainerLogsDir holds the links
+	// <pod>_<namespace>_<container>-<containerID>.log to each container's
+	// log file, which log shippers read. The kubelet's is fixed; set it
+	// only to keep agents that share a machine apart. Defaults to
+	// /var/log/containers, and to RootDir/containers with the simulated
+	// runtime.
+	ContainerLogsDir string
 	// Runtime selects the container runtime: "cri" for the CRI runtime at
 	// RuntimeEndpoint, or "sim" for the simulated in-process runtime
 	// (runtime/sim), where nothing runs. Defaults to "cri".
@@ -223,6 +234,7 @@ func (c Config) Complete() (Config, error) {
 	if c.Runtime == "" {
 		c.Runtime = RuntimeCRI
 	}
+	c = c.logDirDefaults()
 	if c.ImageEndpoint == "" {
 		c.ImageEndpoint = c.RuntimeEndpoint
 	}
@@ -244,6 +256,7 @@ func (c Config) Complete() (Config, error) {
 	if c.Runtime == RuntimeCRI && c.CRI.CgroupParent == "" && (c.CRI.CgroupsPerQOS == nil || *c.CRI.CgroupsPerQOS) {
 		c.CRI.CgroupParent = "/" // the kubelet's cgroupRoot when cgroupsPerQOS is on
 	}
+	c.CRI.PodLogsDir, c.CRI.ContainerLogsDir = c.PodLogsDir, c.ContainerLogsDir
 	c.Logs.InstanceID = c.InstanceID
 	c.ImageGC.NodeName = c.NodeName
 	c.Eviction.Hard = c.EvictionHard
@@ -359,4 +372,23 @@ func (c Config) kubeletPort() int {
 		return c.Server.SecurePort
 	}
 	return c.Server.Port
+}
+
+// logDirDefaults fills PodLogsDir and ContainerLogsDir: the kubelet's
+// directories, or under RootDir for the simulated runtime, whose agents
+// need not run as root and run nothing that logs.
+func (c Config) logDirDefaults() Config {
+	if c.PodLogsDir == "" {
+		c.PodLogsDir = cri.DefaultPodLogsDir
+		if c.Runtime == RuntimeSim {
+			c.PodLogsDir = filepath.Join(c.RootDir, "logs")
+		}
+	}
+	if c.ContainerLogsDir == "" {
+		c.ContainerLogsDir = cri.DefaultContainerLogsDir
+		if c.Runtime == RuntimeSim {
+			c.ContainerLogsDir = filepath.Join(c.RootDir, "containers")
+		}
+	}
+	return c
 }

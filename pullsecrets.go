@@ -109,11 +109,15 @@ func (r *machineResources) Allocatable() (corev1.ResourceList, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read machine info: %w", err)
 	}
-	r.alloc = nodestatus.Allocatable(corev1.ResourceList{
+	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              *resource.NewQuantity(int64(info.NumCPU), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(info.MemoryBytes, resource.BinarySI),
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(info.EphemeralStorageBytes, resource.BinarySI),
-	}, r.cfg.Reserved, r.cfg.EvictionHard)
+	}
+	for name, q := range info.HugePages {
+		capacity[name] = q
+	}
+	r.alloc = nodestatus.Allocatable(capacity, r.cfg.Reserved, r.cfg.EvictionHard)
 	r.read = now
 	return r.alloc.DeepCopy(), nil
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // statsConfig is the stats provider's share of the settings: the node, the
-// agent's instance, its root dir and, with the cgroupfs driver, the pod
+// agent's instance, its root and pod logs dirs and, with the cgroupfs driver, the pod
 // cgroups' root.
 func (c Config) statsConfig() stats.Config {
-	sc := stats.Config{NodeName: c.NodeName, InstanceID: c.InstanceID, RootDir: c.RootDir}
+	sc := stats.Config{NodeName: c.NodeName, InstanceID: c.InstanceID, RootDir: c.RootDir, PodLogsDir: c.PodLogsDir}
 	if c.CRI.CgroupDriver == "" || c.CRI.CgroupDriver == cri.CgroupDriverCgroupfs {
 		sc.CgroupRoot = c.CRI.CgroupParent
 	}

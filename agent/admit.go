@@ -107,10 +107,12 @@ func (h PodCountAdmission) Admit(attrs *admission.Attributes) admission.Result {
 // ResourceAdmission is the kubelet's resource predicate: a pod's requests
 // must fit in the node's allocatable resources beside the other pods'
 // requests, with reason OutOf<resource> when they do not. Of cpu, memory
-// and ephemeral-storage, one the node does not list is not checked; an
-// extended resource it does not list has capacity 0 (nodekit has no device
-// plugins). When the node's resources cannot be read the pod is admitted,
-// and the error logged, as the kubelet does.
+// and ephemeral-storage, one the node does not list is not checked; every
+// other resource the node does not list has capacity 0: huge pages
+// (hugepages-2Mi), kubernetes.io/ resources, attachable-volumes-* (the
+// scheduler's scalar resources) and extended resources (nodekit has no
+// device plugins). When the node's resources cannot be read the pod is
+// admitted, and the error logged, as the kubelet does.
 type ResourceAdmission struct {
 	// Node gives the allocatable resources; nil checks extended resources
 	// only.
@@ -140,7 +142,7 @@ func (h ResourceAdmission) Admit(attrs *admission.Attributes) admission.Result {
 			}
 		}
 	}
-	for _, name := range extendedResources(requested) {
+	for _, name := range scalarResources(requested) {
 		if r := fits.check(name, alloc[name]); !r.Admit {
 			return r
 		}
@@ -197,12 +199,17 @@ func sumRequests(pods []*corev1.Pod) corev1.ResourceList {
 	return used
 }
 
-// extendedResources lists, sorted, the extended resources among requested:
-// names outside the kubernetes.io domain, such as nvidia.com/gpu.
-func extendedResources(requested corev1.ResourceList) []corev1.ResourceName {
+// scalarResources lists, sorted, the requested resources other than cpu,
+// memory and ephemeral-storage that the kubelet's fit check counts (the
+// scheduler's scalar resources): extended resources (names outside the
+// kubernetes.io domain, such as nvidia.com/gpu), huge pages of each size,
+// resources prefixed kubernetes.io/ and attachable-volumes-*.
+func scalarResources(requested corev1.ResourceList) []corev1.ResourceName {
 	var out []corev1.ResourceName
 	for name := range requested {
-		if isExtendedResourceName(name) {
+		s := string(name)
+		if isExtendedResourceName(name) || strings.HasPrefix(s, corev1.ResourceHugePagesPrefix) ||
+			strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, corev1.ResourceAttachableVolumesPrefix) {
 			out = append(out, name)
 		}
 	}

@@ -232,3 +232,11 @@ func (a *Agent) syncLoop(ctx context.Context, errs <-chan error) error {
 // reader of HealthChecks, such as the node status, can look again at once.
 // The same channel on every call; one pending value at most; never closed.
 func (a *Agent) HealthChanged() <-chan struct{} { return a.runtime.changed }
+
+// NetworkReady returns nil while the container runtime reports its pod
+// network ready (NetworkReady), else the kubelet's error for the node's
+// Ready condition: "container runtime network not ready: NetworkReady=false
+// reason:R message:M". It is no health check: the agent runs (host-network
+// pods still start) while the node is not ready. HealthChanged signals its
+// changes. Safe for concurrent use.
+func (a *Agent) NetworkReady() error { return a.runtime.networkCheck() }

@@ -52,8 +52,9 @@
 // or one of a namespace it shares with the host (net.* with hostNetwork,
 // IPC ones with hostIPC); OutOfpods when the node already runs MaxPods
 // pods; OutOf<resource> when its requests do not fit in NodeResources
-// beside the other pods, or it requests an extended resource
-// (nvidia.com/gpu) the node does not have.
+// beside the other pods, or it requests a resource the node does not have:
+// huge pages (hugepages-2Mi), an extended resource (nvidia.com/gpu), a
+// kubernetes.io/ or attachable-volumes-* resource (capacity 0).
 //
 // Start order (the StartGate, Deps.StartGate): a batch of new pods is
 // admitted in the gate's Order, and an admitted pod waits at the gate until
@@ -83,7 +84,11 @@
 // runtime hangs, the loop keeps handling pod changes, PLEG events and probe
 // results, and the "runtime" health check fails within RuntimeCheckPeriod +
 // RuntimeCheckTimeout (7s by default); the check logs each transition once
-// and signals HealthChanged, which the node status follows at once.
+// and signals HealthChanged, which the node status follows at once. The
+// same status call gives the runtime's NetworkReady: false is no health
+// check failure (the agent and host-network pods run on) but
+// Agent.NetworkReady's "container runtime network not ready: ..." error,
+// which nodekit adds to the node's Ready condition, as the kubelet does.
 //
 // # Concurrency
 //

@@ -118,9 +118,11 @@ type fakeRuntime struct {
 	mu        sync.Mutex
 	pods      []*noderuntime.Pod
 	statusErr error
-	hung      chan struct{} // nil: answers at once
-	blocked   atomic.Int32  // calls blocked in the hang now
-	listings  atomic.Int32  // GetPods calls
+	// netDown, when set, is the NetworkMessage of a not-ready network.
+	netDown  string
+	hung     chan struct{} // nil: answers at once
+	blocked  atomic.Int32  // calls blocked in the hang now
+	listings atomic.Int32  // GetPods calls
 }
 
 // hang makes Status and GetPods block from now on.
@@ -172,7 +174,7 @@ func (r *fakeRuntime) Status(ctx context.Context) (*noderuntime.RuntimeStatus, e
 	if r.statusErr != nil {
 		return nil, r.statusErr
 	}
-	return &noderuntime.RuntimeStatus{Ready: true, NetworkReady: true}, nil
+	return &noderuntime.RuntimeStatus{Ready: true, NetworkReady: r.netDown == "", NetworkMessage: r.netDown}, nil
 }
 func (r *fakeRuntime) GetPods(ctx context.Context, _ bool) ([]*noderuntime.Pod, error) {
 	r.listings.Add(1)

@@ -111,3 +111,63 @@ func TestRuntimeCheckFailsWhenStatusDoesNotAnswerInTime(t *testing.T) {
 	rt.release()
 	<-done
 }
+
+// TestNetworkNotReadyIsApartFromHealth checks the kubelet's network state:
+// NetworkReady=false gives the runtime's reason and message as the node's
+// readiness error while the "runtime" health check passes, a failed status
+// call keeps the last answer, and a ready network clears it; each change
+// is signalled once.
+func TestNetworkNotReadyIsApartFromHealth(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	rt := &fakeRuntime{}
+	logs := &logLines{}
+	m := newRuntimeMonitor(rt, clk, funcr.New(logs.add, funcr.Options{}), 5*time.Second, 2*time.Second)
+	set := func(net string, err error) {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		rt.netDown, rt.statusErr = net, err
+	}
+	drain := func() int {
+		n := 0
+		for len(m.changed) > 0 {
+			<-m.changed
+			n++
+		}
+		return n
+	}
+	const down = "NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+	steps := []struct {
+		name       string
+		net        string
+		statusErr  error
+		wantNet    string
+		wantHealth bool
+		signals    int
+	}{
+		{"ready", "", nil, "", true, 1},
+		{"network not ready", down, nil, "container runtime network not ready: " + down, true, 1},
+		{"still not ready: no new signal", down, nil, "container runtime network not ready: " + down, true, 0},
+		{"status fails: network as last answered", "", errBoom, "container runtime network not ready: " + down, false, 1},
+		{"answers again with the network back", "", nil, "", true, 1},
+	}
+	for _, s := range steps {
+		set(s.net, s.statusErr)
+		m.checkOnce(context.Background())
+		got := ""
+		if err := m.networkCheck(); err != nil {
+			got = err.Error()
+		}
+		if got != s.wantNet {
+			t.Errorf("%s: networkCheck() = %q, want %q", s.name, got, s.wantNet)
+		}
+		if healthy := m.check() == nil; healthy != s.wantHealth {
+			t.Errorf("%s: runtime check healthy = %v, want %v", s.name, healthy, s.wantHealth)
+		}
+		if n := drain(); n != s.signals {
+			t.Errorf("%s: %d change signals, want %d", s.name, n, s.signals)
+		}
+	}
+	if n := logs.count("Container runtime network not ready"); n != 1 {
+		t.Errorf("%d 'network not ready' lines, want 1", n)
+	}
+}

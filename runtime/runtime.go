@@ -77,6 +77,10 @@ type RuntimeStatus struct {
 	NetworkReady bool
 	// Message explains a false condition.
 	Message string
+	// NetworkMessage explains a false NetworkReady alone, as the kubelet
+	// prints the runtime's condition: "NetworkReady=false reason:R
+	// message:M". Empty while the network is ready.
+	NetworkMessage string
 }
 
 // ContainerID is a runtime-qualified container ID ("containerd://abc").

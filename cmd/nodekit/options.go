@@ -32,6 +32,8 @@ type options struct {
 	nodeIP          string
 	instanceID      string
 	rootDir         string
+	podLogsDir      string
+	containerLogs   string
 	cgroupRoot      string
 	address         string
 	port            optionalPort
@@ -90,7 +92,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.nodeName, "node-name", "", "node name (default: the lowercased hostname)")
 	fs.StringVar(&o.nodeIP, "node-ip", "", "node IP reported as the pods' hostIP (a loopback address is accepted)")
 	fs.StringVar(&o.instanceID, "instance-id", "", "marks the sandboxes this agent owns (default: the node name)")
-	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories and container logs")
+	fs.StringVar(&o.rootDir, "root-dir", def.RootDir, "directory for pod directories")
+	fs.StringVar(&o.podLogsDir, "pod-logs-dir", "", "directory of the pods' log directories, the KubeletConfiguration's podLogsDir, which has no kubelet flag (default /var/log/pods; --root-dir/logs with --runtime sim)")
+	fs.StringVar(&o.containerLogs, "container-logs-dir", "", "directory of the links to container logs that log shippers read, fixed in the kubelet; set it only for agents sharing a machine (default /var/log/containers; --root-dir/containers with --runtime sim)")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "", "cgroup root of the pods' QoS and pod cgroups (<root>/kubepods/...), e.g. /nodekit (default: /, as the kubelet)")
 	fs.StringVar(&o.address, "address", def.Server.Address, "IP address the HTTP server listens on")
 	fs.Var(&o.server.readOnlyPort, "read-only-port", fmt.Sprintf("port of the unauthenticated read-only HTTP server (/pods, /healthz, /metrics); 0 turns it off (default %d; 0 with --kubeconfig or a KubeletConfiguration --config)", server.DefaultPort))
@@ -207,6 +211,7 @@ func (o *options) config() nodekit.Config {
 	cfg.NodeName = strings.ToLower(o.nodeName)
 	cfg.InstanceID = o.instanceID
 	cfg.RootDir = o.rootDir
+	cfg.PodLogsDir, cfg.ContainerLogsDir = o.podLogsDir, o.containerLogs
 	cfg.CRI.CgroupParent = o.cgroupRoot
 	cfg.FileCheckPeriod = o.fileCheck
 	cfg.Kubeconfig = o.kubeconfig

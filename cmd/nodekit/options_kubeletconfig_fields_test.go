@@ -82,6 +82,7 @@ var fieldCases = []struct {
 	{"systemReserved", "systemReserved:\n  cpu: 100m\n  memory: 200Mi\n", func(c nodekit.Config) any { return fmt.Sprint(c.SystemReserved) }, "map[cpu:100m memory:200Mi]"},
 	{"kubeReserved", "kubeReserved:\n  memory: 300Mi\n", func(c nodekit.Config) any { return fmt.Sprint(c.KubeReserved) }, "map[memory:300Mi]"},
 	{"allowedUnsafeSysctls", "allowedUnsafeSysctls: [kernel.msg*, net.core.somaxconn]\n", func(c nodekit.Config) any { return fmt.Sprint(c.Agent.AllowedUnsafeSysctls) }, "[kernel.msg* net.core.somaxconn]"},
+	{"podLogsDir", "podLogsDir: /srv/pod-logs\n", func(c nodekit.Config) any { return c.PodLogsDir }, "/srv/pod-logs"},
 	{"seccompDefault", "seccompDefault: true\n", func(c nodekit.Config) any { return c.CRI.SeccompDefault }, true},
 	{"registerNode", "registerNode: true\nmaxPods: 52\n", func(c nodekit.Config) any { return c.Agent.MaxPods }, 52},
 	{"registerWithTaints", "registerWithTaints:\n- key: example.com/edge\n  value: \"true\"\n  effect: NoSchedule\n- key: dedicated\n  effect: NoExecute\n",

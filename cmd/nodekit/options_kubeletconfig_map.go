@@ -40,7 +40,7 @@ var supportedFields = []string{
 	"registerWithTaints", "containerRuntimeEndpoint", "imageServiceEndpoint",
 	"crashLoopBackOff.maxContainerRestartPeriod", "logging.verbosity", "logging.format",
 	"rotateCertificates", "staticPodURL", "staticPodURLHeader", "httpCheckFrequency",
-	"shutdownGracePeriod", "shutdownGracePeriodCriticalPods",
+	"shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "podLogsDir",
 }
 
 // unsupportedReasons say why nodekit ignores a field it does not map;
@@ -55,7 +55,6 @@ var unsupportedReasons = map[string]string{
 	"eventRecordQPS":                   "nodekit does not rate-limit events",
 	"eventBurst":                       "nodekit does not rate-limit events",
 	"volumeStatsAggPeriod":             "nodekit computes volume usage when the stats are asked for",
-	"podLogsDir":                       "container logs go under nodekit's root dir (--root-dir)/logs",
 	"cpuManagerPolicy":                 "the CPU manager is not built in nodekit",
 	"memoryManagerPolicy":              "the memory manager is not built in nodekit",
 	"topologyManagerPolicy":            "the topology manager is not built in nodekit",
@@ -292,6 +291,9 @@ func (o *options) applyKubeletConfig(cfg *nodekit.Config) {
 	set("nodeStatusUpdateFrequency", &cfg.NodeStatus.StatusReportFrequency, kc.NodeStatusUpdateFrequency.Duration)
 	set("nodeStatusReportFrequency", &cfg.NodeStatus.StatusReportFrequency, kc.NodeStatusReportFrequency.Duration)
 	set("nodeLeaseDurationSeconds", &cfg.NodeStatus.LeaseDuration, time.Duration(kc.NodeLeaseDurationSeconds)*time.Second)
+	if f.set["podLogsDir"] && cfg.PodLogsDir == "" { // --pod-logs-dir wins
+		cfg.PodLogsDir = kc.PodLogsDir
+	}
 	if r := kc.ResolverConfig; r != nil {
 		cfg.CRI.ResolvConf = *r
 	}

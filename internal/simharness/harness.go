@@ -40,8 +40,9 @@ var Epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 type Options struct {
 	// Sim configures the simulated runtime. Defaults to the zero Config.
 	Sim sim.Config
-	// CRI configures the runtime manager; InstanceID, RootDir and
-	// ResolvConf default to the node name and files in a test directory.
+	// CRI configures the runtime manager; InstanceID, RootDir, PodLogsDir,
+	// ContainerLogsDir and ResolvConf default to the node name and files in
+	// a test directory.
 	CRI cri.Config
 	// Agent configures the agent; NodeName defaults to DefaultNodeName.
 	Agent agent.Config
@@ -111,6 +112,12 @@ func withDefaults(t testing.TB, o Options) Options {
 	dir := t.TempDir()
 	if o.CRI.RootDir == "" {
 		o.CRI.RootDir = filepath.Join(dir, "root")
+	}
+	if o.CRI.PodLogsDir == "" {
+		o.CRI.PodLogsDir = filepath.Join(o.CRI.RootDir, "logs")
+	}
+	if o.CRI.ContainerLogsDir == "" {
+		o.CRI.ContainerLogsDir = filepath.Join(dir, "containers")
 	}
 	if o.CRI.ResolvConf == "" {
 		o.CRI.ResolvConf = filepath.Join(dir, "resolv.conf")

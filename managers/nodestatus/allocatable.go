@@ -49,8 +49,10 @@ func ParseReserved(m map[string]string) (corev1.ResourceList, error) {
 // Allocatable is what the kubelet's node allocatable gives pods:
 // capacity minus reserved (kube-reserved plus system-reserved) minus what
 // the hard eviction thresholds keep (memory.available from memory,
-// nodefs.available from ephemeral-storage), never below zero. Resources
-// of capacity not reserved are copied. The caller owns the result.
+// nodefs.available from ephemeral-storage), never below zero, and memory
+// less every huge page size's capacity (huge pages are no memory pods can
+// use as such). Resources of capacity not reserved are copied. The caller
+// owns the result.
 func Allocatable(capacity, reserved corev1.ResourceList, hard eviction.Thresholds) corev1.ResourceList {
 	out := capacity.DeepCopy()
 	if out == nil {
@@ -71,5 +73,10 @@ func Allocatable(capacity, reserved corev1.ResourceList, hard eviction.Threshold
 	}
 	take(reserved)
 	take(hard.ReservedFor(capacity))
+	for name, q := range capacity {
+		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			take(corev1.ResourceList{corev1.ResourceMemory: q})
+		}
+	}
 	return out
 }

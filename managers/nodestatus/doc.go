@@ -44,9 +44,11 @@
 // unknown address keeps the Node's; without one, Config.NodeIP (a loopback
 // address allowed), else Machine.HostIP. Changed addresses replace the
 // list whole, as the kubelet's patch does. Capacity and allocatable
-// (equal: nothing is reserved) hold cpu, memory, ephemeral-storage (the
-// filesystem of RootDir) and pods (MaxPods); other resources in the Node are
-// kept. nodeInfo holds the machine's identity, the runtime version
+// hold cpu, memory, ephemeral-storage (the filesystem of RootDir), pods
+// (MaxPods) and one hugepages-<size> per page size the kernel has (its
+// reserved huge pages, 0 when none; allocatable memory is less their
+// total, as the kubelet's); allocatable is less the reservations and hard
+// eviction thresholds. Other resources in the Node are kept. nodeInfo holds the machine's identity, the runtime version
 // ("containerd://2.4.2") and kubeletVersion = Config.AgentVersion.
 //
 // Conditions, in the kubelet's order and with its reasons:

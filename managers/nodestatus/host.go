@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
@@ -57,6 +59,7 @@ func (h *HostMachine) Info() (*Machine, error) {
 		NumCPU:                goruntime.NumCPU(),
 		MemoryBytes:           mem["MemTotal"],
 		EphemeralStorageBytes: fs.capacity,
+		HugePages:             h.hugePages(),
 		MachineID:             h.readTrimmed("etc/machine-id"),
 		SystemUUID:            h.readTrimmed("sys/class/dmi/id/product_uuid"),
 		BootID:                h.readTrimmed("proc/sys/kernel/random/boot_id"),
@@ -195,4 +198,32 @@ func existingAncestor(p string) string {
 // fsStats is what statfs tells about a filesystem, in bytes and inodes.
 type fsStats struct {
 	capacity, available, inodes, inodesFree int64
+}
+
+// hugePages reads the reserved huge pages of each page size from
+// /sys/kernel/mm/hugepages/hugepages-<size>kB/nr_hugepages, as cadvisor
+// does for the kubelet. A size whose count is unreadable is left out.
+func (h *HostMachine) hugePages() corev1.ResourceList {
+	entries, err := os.ReadDir(h.path("sys/kernel/mm/hugepages"))
+	if err != nil {
+		return nil
+	}
+	out := corev1.ResourceList{}
+	for _, e := range entries {
+		kb, ok := strings.CutPrefix(e.Name(), "hugepages-")
+		if !ok {
+			continue
+		}
+		size, err := strconv.ParseInt(strings.TrimSuffix(kb, "kB"), 10, 64)
+		if err != nil || !strings.HasSuffix(kb, "kB") {
+			continue
+		}
+		n, err := strconv.ParseInt(h.readTrimmed(filepath.Join("sys/kernel/mm/hugepages", e.Name(), "nr_hugepages")), 10, 64)
+		if err != nil {
+			continue
+		}
+		pageSize := resource.NewQuantity(size*1024, resource.BinarySI)
+		out[corev1.ResourceName(corev1.ResourceHugePagesPrefix+pageSize.String())] = *resource.NewQuantity(n*size*1024, resource.BinarySI)
+	}
+	return out
 }

@@ -45,6 +45,11 @@ type Machine struct {
 	// EphemeralStorageBytes is the size of the filesystem holding the
 	// agent's root directory.
 	EphemeralStorageBytes int64
+	// HugePages are the huge pages the kernel keeps, by resource name
+	// (hugepages-2Mi, hugepages-1Gi), in bytes: one entry per page size the
+	// kernel supports, 0 when none are reserved, as the kubelet reports
+	// them. Nil when the kernel has none.
+	HugePages corev1.ResourceList
 	// MachineID is /etc/machine-id.
 	MachineID string
 	// SystemUUID is the SMBIOS product UUID, empty when unreadable.

@@ -158,6 +158,9 @@ func setCapacity(node *corev1.Node, cfg Config, m *Machine) {
 		corev1.ResourceEphemeralStorage: *resource.NewQuantity(m.EphemeralStorageBytes, resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(int64(cfg.MaxPods), resource.DecimalSI),
 	}
+	for name, q := range m.HugePages {
+		ours[name] = q
+	}
 	capacity, allocatable := node.Status.Capacity.DeepCopy(), node.Status.Allocatable.DeepCopy()
 	if capacity == nil {
 		capacity = corev1.ResourceList{}

@@ -228,7 +228,7 @@ func (p *CRI) instanceSelector() map[string]string {
 
 // podLogDir is where the CRI manager puts a pod's container logs.
 func (p *CRI) podLogDir(ref statsapi.PodReference) string {
-	return filepath.Join(p.cfg.RootDir, "logs", ref.Namespace+"_"+ref.Name+"_"+ref.UID)
+	return filepath.Join(p.cfg.PodLogsDir, ref.Namespace+"_"+ref.Name+"_"+ref.UID)
 }
 
 // exists reports whether path exists.

@@ -129,8 +129,9 @@ func TestPodStatsFromTheRuntime(t *testing.T) {
 			Containers: []*runtimeapi.ContainerStats{cstat(c1, 1000), cstat(c2, 2000), cstat("c1-dead", 5)},
 		},
 	}, {Attributes: &runtimeapi.PodSandboxAttributes{Id: "other"}, Linux: &runtimeapi.LinuxPodSandboxStats{}}})
-	h.write(filepath.Join(filepath.Dir(h.proc), "logs", "ns_web_uid1", "app"), "0.log", "hello\n")
-	p := f.provider(h, Config{InstanceID: "me"})
+	podLogs := filepath.Join(filepath.Dir(h.proc), "pod-logs")
+	h.write(filepath.Join(podLogs, "ns_web_uid1", "app"), "0.log", "hello\n")
+	p := f.provider(h, Config{InstanceID: "me", PodLogsDir: podLogs})
 
 	pods, err := p.ListPodStats(context.Background(), false)
 	if err != nil {

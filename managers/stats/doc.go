@@ -54,7 +54,7 @@
 // statfs of Config.RootDir (nodefs), /proc/sys/kernel/{pid_max,threads-max}
 // and /proc/loadavg for the pid limit, /proc/net/dev for interfaces, and the
 // boot time as the node's start time. Container logs are measured (as du
-// does) under RootDir/logs, where the CRI manager writes them.
+// does) under Config.PodLogsDir, where the CRI manager writes them.
 //
 // Pods' volume stats (PodStats.VolumeStats) list the volumes a
 // [VolumeLister] names (given with [CRI.SetVolumes]; nodekit gives the

@@ -88,6 +88,9 @@ func (f *fakeRuntime) provider(h *fakeHost, cfg Config) *CRI {
 	if cfg.RootDir == "" {
 		cfg.RootDir = filepath.Dir(h.proc)
 	}
+	if cfg.PodLogsDir == "" {
+		cfg.PodLogsDir = filepath.Join(cfg.RootDir, "logs")
+	}
 	return NewCRI(f.rs, f.is, f.clk, logr.Discard(), cfg)
 }
 

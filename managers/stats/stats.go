@@ -54,8 +54,12 @@ type Config struct {
 	// report only their own. Defaults to "" (every sandbox).
 	InstanceID string `json:"instanceID,omitempty"`
 	// RootDir is the agent's root directory: its filesystem is the node's
-	// (nodefs), and container logs are under RootDir/logs. Defaults to "/".
+	// (nodefs). Defaults to "/".
 	RootDir string `json:"rootDir,omitempty"`
+	// PodLogsDir holds the pods' log directories (the CRI manager's
+	// PodLogsDir), whose usage is the containers' log stats. Defaults to
+	// /var/log/pods.
+	PodLogsDir string `json:"podLogsDir,omitempty"`
 	// CgroupRoot is the cgroupfs parent of the pod cgroups (the CRI
 	// manager's CgroupParent): pod P's cgroup is
 	// CgroupRoot/kubepods[/burstable|/besteffort]/pod<uid>, and a container's
@@ -77,7 +81,7 @@ type Config struct {
 // Validate checks that the paths, where set, are absolute.
 func (c Config) Validate() error {
 	for _, f := range []struct{ name, v string }{
-		{"rootDir", c.RootDir}, {"cgroupfsRoot", c.CgroupfsRoot}, {"procRoot", c.ProcRoot},
+		{"rootDir", c.RootDir}, {"podLogsDir", c.PodLogsDir}, {"cgroupfsRoot", c.CgroupfsRoot}, {"procRoot", c.ProcRoot},
 	} {
 		if f.v != "" && !filepath.IsAbs(f.v) {
 			return fmt.Errorf("stats %s %q: must be an absolute path", f.name, f.v)
@@ -92,6 +96,9 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.RootDir == "" {
 		c.RootDir = "/"
+	}
+	if c.PodLogsDir == "" {
+		c.PodLogsDir = "/var/log/pods"
 	}
 	if c.CgroupfsRoot == "" {
 		c.CgroupfsRoot = DefaultCgroupfsRoot

@@ -89,7 +89,9 @@ func newHarness(tb testing.TB, b Backend, newPLEG Factory, opts Options) *harnes
 			tb.Fatal(err)
 		}
 		h.rt = cri.NewManager(rs, is, clk, log, cri.Config{
-			InstanceID: h.id, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv, CgroupParent: b.CgroupParent,
+			InstanceID: h.id, RootDir: filepath.Join(dir, "root"),
+			PodLogsDir: filepath.Join(dir, "root", "logs"), ContainerLogsDir: filepath.Join(dir, "containers"),
+			ResolvConf: resolv, CgroupParent: b.CgroupParent,
 			InitialBackOff: 500 * time.Millisecond, MaxBackOff: 2 * time.Second,
 		})
 	}

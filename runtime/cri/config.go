@@ -11,8 +11,14 @@ import (
 
 // Defaults of Config, as the kubelet has them.
 const (
-	// DefaultRootDir is where pod log and pod directories are created.
+	// DefaultRootDir is where pod directories are created.
 	DefaultRootDir = "/var/lib/nodekit"
+	// DefaultPodLogsDir is where pod log directories are created (the
+	// kubelet's podLogsDir default).
+	DefaultPodLogsDir = "/var/log/pods"
+	// DefaultContainerLogsDir holds the links to container logs that log
+	// shippers read (the kubelet's fixed /var/log/containers).
+	DefaultContainerLogsDir = "/var/log/containers"
 	// DefaultInitialBackOff is the first CrashLoopBackOff delay.
 	DefaultInitialBackOff = 10 * time.Second
 	// DefaultMaxBackOff caps the CrashLoopBackOff delay.
@@ -48,10 +54,20 @@ type Config struct {
 	// only objects with its own tag, so several agents can share one runtime.
 	// Required: nodekit defaults it to the node name. Defaults to nothing.
 	InstanceID string
-	// RootDir holds pod log directories (<RootDir>/logs/<ns>_<name>_<uid>)
-	// and pod directories (<RootDir>/pods/<uid>: the volume manager's
-	// volumes and termination message files). Defaults to /var/lib/nodekit.
+	// RootDir holds pod directories (<RootDir>/pods/<uid>: the volume
+	// manager's volumes and termination message files). Defaults to
+	// /var/lib/nodekit.
 	RootDir string
+	// PodLogsDir holds the pods' log directories, in the kubelet's layout:
+	// <PodLogsDir>/<namespace>_<name>_<uid>/<container>/<restartCount>.log
+	// (the kubelet's podLogsDir). Defaults to /var/log/pods.
+	PodLogsDir string
+	// ContainerLogsDir holds a link per container to its log file,
+	// <pod>_<namespace>_<container>-<containerID>.log, made once the
+	// container started and removed with the container, as the kubelet
+	// makes them in its fixed /var/log/containers for log shippers.
+	// Defaults to /var/log/containers.
+	ContainerLogsDir string
 	// CgroupParent, when set, is the cgroup root (the kubelet's cgroupRoot,
 	// a cgroupfs path such as / or /nodekit) under which the manager keeps
 	// the kubelet's layout of pod cgroups: CgroupParent/kubepods/pod<uid>
@@ -157,8 +173,10 @@ func (c Config) Validate() error {
 	if err := c.validateConfinement(); err != nil {
 		return err
 	}
-	if c.RootDir != "" && !filepath.IsAbs(c.RootDir) {
-		return fmt.Errorf("cri config: RootDir %q must be an absolute path", c.RootDir)
+	for name, dir := range map[string]string{"RootDir": c.RootDir, "PodLogsDir": c.PodLogsDir, "ContainerLogsDir": c.ContainerLogsDir} {
+		if dir != "" && !filepath.IsAbs(dir) {
+			return fmt.Errorf("cri config: %s %q must be an absolute path", name, dir)
+		}
 	}
 	for name, d := range map[string]time.Duration{
 		"InitialBackOff": c.InitialBackOff, "MaxBackOff": c.MaxBackOff,
@@ -184,6 +202,12 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.RootDir == "" {
 		c.RootDir = DefaultRootDir
+	}
+	if c.PodLogsDir == "" {
+		c.PodLogsDir = DefaultPodLogsDir
+	}
+	if c.ContainerLogsDir == "" {
+		c.ContainerLogsDir = DefaultContainerLogsDir
 	}
 	if c.InitialBackOff == 0 {
 		c.InitialBackOff = DefaultInitialBackOff

@@ -203,23 +203,21 @@ func parseResolvConf(data []byte) *runtimeapi.DNSConfig {
 	return out
 }
 
-// podHostname is the sandbox's hostname: spec.hostname, else the pod name
-// cut to a DNS label; with setHostnameAsFQDN and a subdomain, the fully
-// qualified <hostname>.<subdomain>.<ns>.svc.<domain>, which must fit the
-// kernel's 64 bytes.
+// podHostname is the sandbox's hostname: spec.hostnameOverride, else
+// spec.hostname, else the pod name, cut to a DNS label (hostnameAndDomain);
+// with setHostnameAsFQDN and a subdomain (never with an override), the
+// fully qualified <hostname>.<subdomain>.<ns>.svc.<domain>, which must fit
+// the kernel's 64 bytes.
 func (m *Manager) podHostname(pod *corev1.Pod) (string, error) {
-	h := pod.Spec.Hostname
-	if h == "" {
-		h = pod.Name
-	}
-	if len(h) > maxHostnameLen {
-		h = strings.TrimRight(h[:maxHostnameLen], "-.")
+	h, domain, err := m.hostnameAndDomain(pod)
+	if err != nil {
+		return "", err
 	}
 	fqdn := pod.Spec.SetHostnameAsFQDN != nil && *pod.Spec.SetHostnameAsFQDN
-	if !fqdn || pod.Spec.Subdomain == "" {
+	if !fqdn || domain == "" {
 		return h, nil
 	}
-	h = fmt.Sprintf("%s.%s.%s.svc.%s", h, pod.Spec.Subdomain, pod.Namespace, m.cfg.ClusterDomain)
+	h = h + "." + domain
 	if len(h) > maxFQDNLen {
 		return "", fmt.Errorf("failed to construct FQDN from pod hostname and cluster domain, FQDN %s is too long (%d characters is the max, %d characters requested)", h, maxFQDNLen, len(h))
 	}

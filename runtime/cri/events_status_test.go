@@ -27,7 +27,8 @@ func TestPodStatusFromEventMatchesGetPodStatus(t *testing.T) {
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	rt := sim.New(clk, logr.Discard(), sim.Config{})
-	m := NewManager(rt, rt, clk, logr.Discard(), Config{InstanceID: testInstance, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv})
+	m := NewManager(rt, rt, clk, logr.Discard(), Config{InstanceID: testInstance, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv,
+		PodLogsDir: filepath.Join(dir, "root", "logs"), ContainerLogsDir: filepath.Join(dir, "containers")})
 	ctx, cancel := context.WithCancel(context.Background())
 	events := make(chan *runtimeapi.ContainerEventResponse, 100)
 	subscribed, done := make(chan struct{}), make(chan struct{})
@@ -52,7 +53,8 @@ func TestPodStatusFromEventMatchesGetPodStatus(t *testing.T) {
 	last = receive(t, events, 1)
 	compareWithGetPodStatus(t, m, "after a container was killed", last)
 
-	other := NewManager(rt, rt, clk, logr.Discard(), Config{InstanceID: "another-node", RootDir: dir, ResolvConf: resolv})
+	other := NewManager(rt, rt, clk, logr.Discard(), Config{InstanceID: "another-node", RootDir: dir, ResolvConf: resolv,
+		PodLogsDir: filepath.Join(dir, "logs"), ContainerLogsDir: filepath.Join(dir, "containers")})
 	if _, ok := other.PodStatusFromEvent(last); ok {
 		t.Error("another instance's manager read this instance's pod from an event")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,7 +42,10 @@ func ExampleManager_SetRuntimeClassGetter() {
 		return
 	}
 	defer os.RemoveAll(root)
-	m := cri.NewManager(rs, is, clocktesting.NewFakeClock(time.Unix(0, 0)), logr.Discard(), cri.Config{InstanceID: "node-a", RootDir: root})
+	m := cri.NewManager(rs, is, clocktesting.NewFakeClock(time.Unix(0, 0)), logr.Discard(), cri.Config{
+		InstanceID: "node-a", RootDir: root,
+		PodLogsDir: filepath.Join(root, "logs"), ContainerLogsDir: filepath.Join(root, "containers"),
+	})
 	m.SetRuntimeClassGetter(classes{"fast": "runc"})
 	for _, class := range []string{"fast", "nope"} {
 		pod := &corev1.Pod{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,7 +28,10 @@ func ExampleNewManager() {
 		return
 	}
 	defer os.RemoveAll(root)
-	m := cri.NewManager(rs, is, clk, logr.Discard(), cri.Config{InstanceID: "node-a", RootDir: root})
+	m := cri.NewManager(rs, is, clk, logr.Discard(), cri.Config{
+		InstanceID: "node-a", RootDir: root,
+		PodLogsDir: filepath.Join(root, "logs"), ContainerLogsDir: filepath.Join(root, "containers"),
+	})
 	ctx := context.Background()
 
 	fmt.Println("type before Version:", m.Type())

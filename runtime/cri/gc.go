@@ -74,6 +74,7 @@ func (m *Manager) DeleteAllUnusedContainers(ctx context.Context, isPodRemoved, i
 func (m *Manager) collect(ctx context.Context, isPodRemoved, isPodTerminated func(types.UID) bool) error {
 	defer m.backOff.GC()
 	defer m.pulls.gc()
+	defer m.removeDeadLogLinks(ctx)
 	pods, err := m.gcListPods(ctx)
 	if err != nil {
 		return err
@@ -242,7 +243,7 @@ func (m *Manager) removeContainer(ctx context.Context, p *gcPod, c *runtimeapi.C
 	if err := m.rs.RemoveContainer(ctx, c.GetId()); err != nil && !crierrors.IsNotFound(err) {
 		return fmt.Errorf("remove container %q (%s) of pod %s: %w", c.GetMetadata().GetName(), c.GetId(), podFullName(p.name, p.namespace, p.uid), err)
 	}
-	return m.removeContainerLogs(p, c)
+	return errors.Join(m.removeContainerLogs(p, c), m.removeLogLink(p, c))
 }
 
 // removeContainerLogs removes a removed container's log file and its

@@ -39,6 +39,8 @@ type recordingRuntime struct {
 	stopOrder []string
 	// onStop, when set, runs inside StopContainer before it returns.
 	onStop func(name string)
+	// onCreate, when set, runs after CreateContainer made the container.
+	onCreate func(cfg *runtimeapi.ContainerConfig, sbCfg *runtimeapi.PodSandboxConfig)
 }
 
 func (r *recordingRuntime) RunPodSandbox(ctx context.Context, cfg *runtimeapi.PodSandboxConfig, handler string) (string, error) {
@@ -64,6 +66,9 @@ func (r *recordingRuntime) CreateContainer(ctx context.Context, sandboxID string
 	c.Mounts = cfg.GetMounts()
 	c.LogPath = filepath.Join(sbCfg.GetLogDirectory(), cfg.GetLogPath())
 	r.Unlock()
+	if r.onCreate != nil {
+		r.onCreate(cfg, sbCfg)
+	}
 	return id, nil
 }
 
@@ -156,7 +161,10 @@ func newTestEnv(t *testing.T, mutate ...func(*Config)) *testEnv {
 	if err := os.WriteFile(resolv, []byte("# host\nnameserver 10.0.0.53\nsearch example.org\noptions ndots:2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{InstanceID: testInstance, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv}
+	cfg := Config{
+		InstanceID: testInstance, RootDir: filepath.Join(dir, "root"), ResolvConf: resolv,
+		PodLogsDir: filepath.Join(dir, "root", "logs"), ContainerLogsDir: filepath.Join(dir, "containers"),
+	}
 	for _, f := range mutate {
 		f(&cfg)
 	}

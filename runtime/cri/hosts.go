@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
@@ -52,7 +53,11 @@ func (m *Manager) withEtcHosts(ps *podStart, c *corev1.Container, mounts []*runt
 		}
 		content = nodeHostsFileContent(node, pod.Spec.HostAliases)
 	} else {
-		content = managedHostsFileContent(ps.podIPs, hostsHostname(pod), m.hostDomain(pod), pod.Spec.HostAliases)
+		hostname, domain, err := m.hostnameAndDomain(pod)
+		if err != nil {
+			return nil, fmt.Errorf("%w: container %q: %w", noderuntime.ErrConfig, c.Name, err)
+		}
+		content = managedHostsFileContent(ps.podIPs, hostname, domain, pod.Spec.HostAliases)
 	}
 	dir, err := m.ensurePodDir(pod.UID)
 	if err != nil {
@@ -81,13 +86,28 @@ func writeHostsFile(path string, content []byte) error {
 	return os.Chmod(path, 0o644)
 }
 
-// hostsHostname is the pod's hostname as its hosts file names it: its
-// hostname or name, cut to a DNS label (never the FQDN).
-func hostsHostname(pod *corev1.Pod) string {
+// hostnameAndDomain are the pod's hostname and domain, as the kubelet's
+// GeneratePodHostNameAndDomain makes them: spec.hostnameOverride (a DNS
+// subdomain) with no domain when set; else spec.hostname or the pod's name,
+// with <subdomain>.<namespace>.svc.<cluster domain> when it has a
+// subdomain. The hostname is cut to a DNS label's 63 characters. The
+// sandbox's hostname and the hosts file both come from here.
+func (m *Manager) hostnameAndDomain(pod *corev1.Pod) (string, string, error) {
+	if o := pod.Spec.HostnameOverride; o != nil {
+		if msgs := validation.IsDNS1123Subdomain(*o); len(msgs) != 0 {
+			return "", "", fmt.Errorf("pod HostnameOverride %q is not a valid DNS subdomain: %s", *o, strings.Join(msgs, ";"))
+		}
+		return cutHostname(*o), "", nil
+	}
 	h := pod.Spec.Hostname
 	if h == "" {
 		h = pod.Name
 	}
+	return cutHostname(h), m.hostDomain(pod), nil
+}
+
+// cutHostname cuts h to a DNS label's length, never ending in '-' or '.'.
+func cutHostname(h string) string {
 	if len(h) > maxHostnameLen {
 		h = strings.TrimRight(h[:maxHostnameLen], "-.")
 	}

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -28,9 +29,10 @@ func FuzzLabelsRoundTrip(f *testing.F) {
 	f.Add("", "", "", "", 0, int64(0), int64(0), []byte{}, "", "", "")
 	f.Add("p", "kube-system", "uid", "c", 1<<30, int64(-5), int64(1<<40), []byte("io.kubernetes.pod.uid=evil"), "zz", "-3", "1e3")
 	newManager := func(instance string) *Manager {
+		root := f.TempDir()
 		return NewManager(fakeapi.NewFakeRuntimeService(), fakeapi.NewFakeImageService(),
 			clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)), logr.Discard(),
-			Config{InstanceID: instance, RootDir: f.TempDir()})
+			Config{InstanceID: instance, RootDir: root, PodLogsDir: filepath.Join(root, "logs"), ContainerLogsDir: filepath.Join(root, "containers")})
 	}
 	m, other := newManager(testInstance), newManager(testInstance+"-other")
 	f.Fuzz(func(t *testing.T, name, namespace, uid, container string, restarts int, grace, deletionGrace int64,

@@ -156,11 +156,18 @@ func (m *Manager) Status(ctx context.Context) (*noderuntime.RuntimeStatus, error
 		}
 		*target = c.GetStatus()
 		if !c.GetStatus() {
-			msgs = append(msgs, fmt.Sprintf("%s=false reason:%s message:%s", c.GetType(), c.GetReason(), c.GetMessage()))
+			msg := fmt.Sprintf("%s=false reason:%s message:%s", c.GetType(), c.GetReason(), c.GetMessage())
+			msgs = append(msgs, msg)
+			if c.GetType() == runtimeapi.NetworkReady {
+				out.NetworkMessage = msg
+			}
 		}
 	}
 	if !out.Ready && len(msgs) == 0 {
 		msgs = append(msgs, runtimeapi.RuntimeReady+" condition missing")
+	}
+	if !out.NetworkReady && out.NetworkMessage == "" {
+		out.NetworkMessage = runtimeapi.NetworkReady + " condition missing"
 	}
 	out.Message = strings.Join(msgs, "; ")
 	return out, nil

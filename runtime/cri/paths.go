@@ -65,9 +65,9 @@ func (m *Manager) podDir(uid types.UID) (string, error) {
 }
 
 // podLogDir is where the pod's container logs go:
-// <RootDir>/logs/<namespace>_<name>_<uid>, which must be one path element.
+// <PodLogsDir>/<namespace>_<name>_<uid> as the kubelet's, which must be one path element.
 func (m *Manager) podLogDir(namespace, name string, uid types.UID) (string, error) {
-	p, err := pathUnder(m.cfg.RootDir, "logs", namespace+"_"+name+"_"+string(uid))
+	p, err := pathUnder(m.cfg.PodLogsDir, namespace+"_"+name+"_"+string(uid))
 	if err != nil {
 		return "", fmt.Errorf("log directory of pod %s/%s (UID %q): %w", namespace, name, uid, err)
 	}

@@ -71,6 +71,7 @@ func (m *Manager) startContainer(ctx context.Context, ps *podStart, c *corev1.Co
 		return m.failStart(pod, c, fmt.Errorf("start container %q (%s) of pod %s: %w: %w", c.Name, id, formatPod(pod), noderuntime.ErrRunContainer, err), result)
 	}
 	m.containerEvent(pod, c.Name, corev1.EventTypeNormal, EventStarted, "Started container %s", c.Name)
+	m.linkContainerLog(ps.sbCfg, cfg, id)
 	if !m.runPostStart(ctx, ps, c, m.containerID(id)) {
 		return false
 	}

@@ -64,7 +64,8 @@ func TestGetPodStatusOfUnknownPodIsEmpty(t *testing.T) {
 
 func TestOtherInstancesAreInvisible(t *testing.T) {
 	e := newTestEnv(t)
-	other := NewManager(e.rs, e.is, e.clk, logr.Discard(), Config{InstanceID: "node-b", RootDir: e.cfg.RootDir, ResolvConf: e.cfg.ResolvConf})
+	other := NewManager(e.rs, e.is, e.clk, logr.Discard(), Config{InstanceID: "node-b", RootDir: e.cfg.RootDir, ResolvConf: e.cfg.ResolvConf,
+		PodLogsDir: e.cfg.PodLogsDir, ContainerLogsDir: e.cfg.ContainerLogsDir})
 	theirs := newPod("u9", "a")
 	if err := other.SyncPod(context.Background(), theirs, nil).Error(); err != nil {
 		t.Fatal(err)
@@ -141,12 +142,13 @@ func TestStatusJudgesOnlyRuntimeAndNetworkReady(t *testing.T) {
 		conds            []*runtimeapi.RuntimeCondition
 		ready, netReady  bool
 		wantMessageEmpty bool
+		wantNetMessage   string
 	}{
 		{"both ready and a deprecation warning is healthy",
-			[]*runtimeapi.RuntimeCondition{cond("RuntimeReady", true), cond("NetworkReady", true), cond("ContainerdHasNoDeprecationWarnings", false)}, true, true, true},
+			[]*runtimeapi.RuntimeCondition{cond("RuntimeReady", true), cond("NetworkReady", true), cond("ContainerdHasNoDeprecationWarnings", false)}, true, true, true, ""},
 		{"network not ready is reported",
-			[]*runtimeapi.RuntimeCondition{cond("RuntimeReady", true), cond("NetworkReady", false)}, true, false, false},
-		{"no conditions at all is not ready", nil, false, false, false},
+			[]*runtimeapi.RuntimeCondition{cond("RuntimeReady", true), cond("NetworkReady", false)}, true, false, false, "NetworkReady=false reason:R message:M"},
+		{"no conditions at all is not ready", nil, false, false, false, "NetworkReady condition missing"},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,7 +159,7 @@ func TestStatusJudgesOnlyRuntimeAndNetworkReady(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Ready != tt.ready || st.NetworkReady != tt.netReady || (st.Message == "") != tt.wantMessageEmpty {
+			if st.Ready != tt.ready || st.NetworkReady != tt.netReady || (st.Message == "") != tt.wantMessageEmpty || st.NetworkMessage != tt.wantNetMessage {
 				t.Errorf("status = %+v", st)
 			}
 		})

@@ -81,11 +81,13 @@ func NewCRIManager(tb testing.TB, rs criapi.RuntimeService, is criapi.ImageManag
 		tb.Fatal(err)
 	}
 	return cri.NewManager(rs, is, clk, logr.Discard(), cri.Config{
-		InstanceID:     fmt.Sprintf("runtimetest-%d-%d", os.Getpid(), instanceSeq.Add(1)),
-		RootDir:        filepath.Join(dir, "root"),
-		ResolvConf:     resolv,
-		CgroupParent:   cgroupParent,
-		InitialBackOff: 500 * time.Millisecond,
-		MaxBackOff:     2 * time.Second,
+		InstanceID:       fmt.Sprintf("runtimetest-%d-%d", os.Getpid(), instanceSeq.Add(1)),
+		RootDir:          filepath.Join(dir, "root"),
+		PodLogsDir:       filepath.Join(dir, "root", "logs"),
+		ContainerLogsDir: filepath.Join(dir, "containers"),
+		ResolvConf:       resolv,
+		CgroupParent:     cgroupParent,
+		InitialBackOff:   500 * time.Millisecond,
+		MaxBackOff:       2 * time.Second,
 	})
 }

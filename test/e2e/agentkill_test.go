@@ -61,7 +61,8 @@ func (p *agentProcess) start() {
 	fmt.Fprintf(f, "=== start %d\n", p.n)
 	p.cmd = exec.Command(p.bin, "run",
 		"--runtime-endpoint", p.h.env.Endpoint, "--node-name", p.h.node, "--node-ip", "127.0.0.1",
-		"--manifests", p.h.manifests, "--root-dir", p.h.rootDir, "--cgroup-root", p.h.env.CgroupParent,
+		"--manifests", p.h.manifests, "--root-dir", p.h.rootDir,
+		"--pod-logs-dir", filepath.Join(p.h.rootDir, "logs"), "--container-logs-dir", p.h.logLinks, "--cgroup-root", p.h.env.CgroupParent,
 		"--port", strconv.Itoa(p.h.port), "--secure-port", "0", "-v", "2")
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	if err := p.cmd.Start(); err != nil {

@@ -35,8 +35,12 @@ type agentHarness struct {
 	env       testEnv
 	manifests string
 	rootDir   string
-	node      string
-	port      int
+	// logLinks is the agent's ContainerLogsDir; its PodLogsDir is
+	// rootDir/logs. Several agents share the machine: no test writes the
+	// node's /var/log unless it means to.
+	logLinks string
+	node     string
+	port     int
 	// securePort is the kubelet API port (it serves only when joined).
 	securePort int
 	app        *fx.App
@@ -63,8 +67,9 @@ func newAgentHarnessOn(t testing.TB, env testEnv) *agentHarness {
 	dir := t.TempDir()
 	h := &agentHarness{
 		t: t, env: env, manifests: filepath.Join(dir, "manifests"), rootDir: filepath.Join(dir, "root"),
-		node: strings.ToLower(fmt.Sprintf("e2e-%s-%d", sanitize(t.Name()), time.Now().UnixNano()%100000)),
-		logs: &syncBuffer{},
+		logLinks: filepath.Join(dir, "containers"),
+		node:     strings.ToLower(fmt.Sprintf("e2e-%s-%d", sanitize(t.Name()), time.Now().UnixNano()%100000)),
+		logs:     &syncBuffer{},
 	}
 	if err := os.MkdirAll(h.manifests, 0o755); err != nil {
 		t.Fatal(err)
@@ -86,6 +91,7 @@ func (h *agentHarness) config() nodekit.Config {
 	cfg := nodekit.DefaultConfig()
 	cfg.NodeName = h.node
 	cfg.RootDir = h.rootDir
+	cfg.PodLogsDir, cfg.ContainerLogsDir = filepath.Join(h.rootDir, "logs"), h.logLinks
 	cfg.RuntimeEndpoint = h.env.Endpoint
 	cfg.Manifests = h.manifests
 	cfg.CRI.CgroupParent = h.env.CgroupParent

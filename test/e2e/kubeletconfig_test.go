@@ -66,7 +66,8 @@ func TestKubeadmKubeletConfigurationStartsTheAgent(t *testing.T) {
 	// The flags the lab needs on top of the file: the shared containerd's
 	// images and disk are not this agent's to collect or evict for.
 	cmd := exec.Command(bin, "run", "--config", config, "--kubeconfig", h.kubeconfig, "--node-name", h.node,
-		"--node-ip", "127.0.0.1", "--root-dir", h.rootDir, "--node-labels", "example.com/pool=edge,kubelet.kubernetes.io/site=lab",
+		"--node-ip", "127.0.0.1", "--root-dir", h.rootDir,
+		"--pod-logs-dir", filepath.Join(h.rootDir, "logs"), "--container-logs-dir", h.logLinks, "--node-labels", "example.com/pool=edge,kubelet.kubernetes.io/site=lab",
 		"--eviction-hard", "none", "--image-gc-high-threshold", "100", "--image-gc-low-threshold", "99", "-v", "2")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {

@@ -84,7 +84,8 @@ func startAgentBinary(t *testing.T, bin string, h *agentHarness, stop func(*exec
 	}
 	defer f.Close()
 	args := append([]string{"run", "--runtime-endpoint", h.env.Endpoint, "--node-name", h.node, "--node-ip", "127.0.0.1",
-		"--manifests", h.manifests, "--root-dir", h.rootDir, "--cgroup-root", h.env.CgroupParent, "-v", "2"}, extra...)
+		"--manifests", h.manifests, "--root-dir", h.rootDir,
+		"--pod-logs-dir", filepath.Join(h.rootDir, "logs"), "--container-logs-dir", h.logLinks, "--cgroup-root", h.env.CgroupParent, "-v", "2"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {

@@ -38,10 +38,15 @@ func newRuntimeCase(t *testing.T) *runtimeCase {
 	t.Helper()
 	env := loadEnv(t)
 	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
+	root := t.TempDir()
 	cfg := cri.Config{
 		InstanceID:   "e2e-runtime-" + suffix,
-		RootDir:      t.TempDir(),
+		RootDir:      root,
+		PodLogsDir:   filepath.Join(root, "logs"),
 		CgroupParent: env.CgroupParent,
+		// Several agents share the machine: no test writes the node's
+		// /var/log/containers.
+		ContainerLogsDir: filepath.Join(root, "containers"),
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
