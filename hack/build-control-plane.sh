@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver v$KUBE_VERSION, etcd v$ETCD_VERSION and kubectl
+# Builds kube-apiserver v$KUBE_VERSION, etcd v$ETCD_VERSION, kubectl
 # v$KUBE_VERSION (for the e2e tests: logs, exec, port-forward through the API
-# server) from the Go module proxy into $KUBE_BIN_DIR, once. A second call
+# server) and kube-controller-manager v$KUBE_VERSION (its CSR signer, for the
+# e2e tests of bootstrap and certificate rotation) from the Go module proxy
+# into $KUBE_BIN_DIR, once. A second call
 # finds binaries there that report the right versions and returns at once;
 # only what is missing or stale is built.
 #
@@ -21,6 +23,13 @@ kubectl_current() {
 	local out
 	out=$("$KUBECTL_BIN" version --client 2>/dev/null) || return 1
 	grep -qx "Client Version: v$KUBE_VERSION" <<<"$out"
+}
+
+# kcm_current reports whether kube-controller-manager exists and reports
+# the pinned version.
+kcm_current() {
+	[ -x "$KUBE_CONTROLLER_MANAGER_BIN" ] || return 1
+	[ "$("$KUBE_CONTROLLER_MANAGER_BIN" --version 2>/dev/null)" = "Kubernetes v$KUBE_VERSION" ]
 }
 
 # binaries_current reports whether kube-apiserver and etcd exist and report
@@ -76,15 +85,36 @@ build_kubectl() {
 	log "built kubectl into $KUBE_BIN_DIR in $((SECONDS - start))s"
 }
 
+build_kcm() {
+	log "building kube-controller-manager v$KUBE_VERSION (2 to 4 minutes on 2 cores once the control plane is built, once)"
+	local start=$SECONDS tmp
+	mkdir -p "$NODEKIT_CACHE/bin" "$KUBE_BIN_DIR"
+	tmp=$(mktemp -d "$NODEKIT_CACHE/bin/.kcm-build.XXXXXX")
+	(cd "$tools_dir" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" go build -trimpath \
+		-ldflags "$(ldflags)" -o "$tmp/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager) || {
+		rm -rf "$tmp"
+		die "building kube-controller-manager failed"
+	}
+	mv -f "$tmp/kube-controller-manager" "$KUBE_CONTROLLER_MANAGER_BIN"
+	rm -rf "$tmp"
+	kcm_current || die "the built kube-controller-manager does not report v$KUBE_VERSION"
+	log "built kube-controller-manager into $KUBE_BIN_DIR in $((SECONDS - start))s"
+}
+
+# build_extras builds kubectl and kube-controller-manager where missing or
+# stale.
+build_extras() {
+	kubectl_current && kcm_current && return 0
+	command -v go >/dev/null || die "go not found in PATH: install Go (see hack/tools/go.mod) to build kubectl and kube-controller-manager"
+	check_pins
+	kubectl_current || build_kubectl
+	kcm_current || build_kcm
+}
+
 if binaries_current; then
 	log "kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION ready in $KUBE_BIN_DIR"
-	if kubectl_current; then
-		log "kubectl v$KUBE_VERSION ready in $KUBE_BIN_DIR"
-	else
-		command -v go >/dev/null || die "go not found in PATH: install Go (see hack/tools/go.mod) to build kubectl"
-		check_pins
-		build_kubectl
-	fi
+	build_extras
+	log "kubectl and kube-controller-manager v$KUBE_VERSION ready in $KUBE_BIN_DIR"
 	exit 0
 fi
 command -v go >/dev/null || die "go not found in PATH: install Go (see hack/tools/go.mod) to build the control plane"
@@ -107,4 +137,4 @@ mv -f "$tmp/kube-apiserver" "$KUBE_APISERVER_BIN"
 mv -f "$tmp/etcd" "$ETCD_BIN"
 binaries_current || die "the built binaries do not report kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION"
 log "built kube-apiserver and etcd into $KUBE_BIN_DIR in $((SECONDS - start))s"
-kubectl_current || build_kubectl
+build_extras

@@ -141,6 +141,9 @@ KUBE_BIN_DIR="$NODEKIT_CACHE/bin/kube-$KUBE_VERSION"
 KUBE_APISERVER_BIN="$KUBE_BIN_DIR/kube-apiserver"
 ETCD_BIN="$KUBE_BIN_DIR/etcd"
 KUBECTL_BIN="$KUBE_BIN_DIR/kubectl"
+# kube-controller-manager runs only its CSR signer, in the e2e tests of
+# bootstrap and certificate rotation (test/e2e/bootstrap_helpers_test.go).
+KUBE_CONTROLLER_MANAGER_BIN="$KUBE_BIN_DIR/kube-controller-manager"
 
 # Everything of a run lives under CP_DIR: certificates, etcd's data, logs, pid
 # files, kubeconfigs and the env file tests source.

@@ -25,9 +25,16 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// defaultControllerManager is where the lab caches kube-controller-manager
-// (hack/conformance builds it); NODEKIT_KUBE_CONTROLLER_MANAGER_BIN wins.
-const defaultControllerManager = "/var/cache/nodekit/bin/conformance-1.37.2/kube-controller-manager"
+// defaultControllerManager is where hack/build-control-plane.sh caches
+// kube-controller-manager (hack/lib.sh: $NODEKIT_CACHE/bin/kube-1.37.2);
+// NODEKIT_KUBE_CONTROLLER_MANAGER_BIN wins.
+func defaultControllerManager() string {
+	cache := os.Getenv("NODEKIT_CACHE")
+	if cache == "" {
+		cache = "/var/cache/nodekit"
+	}
+	return filepath.Join(cache, "bin", "kube-1.37.2", "kube-controller-manager")
+}
 
 // startCSRSigner runs kube-controller-manager with only its CSR signing
 // controller, signing with the cluster CA for signingDuration, until the
@@ -37,14 +44,14 @@ func startCSRSigner(t *testing.T, c clusterEnv, signingDuration time.Duration) {
 	t.Helper()
 	bin := os.Getenv("NODEKIT_KUBE_CONTROLLER_MANAGER_BIN")
 	if bin == "" {
-		bin = defaultControllerManager
+		bin = defaultControllerManager()
 	}
 	if _, err := os.Stat(bin); err != nil {
 		fail := t.Skipf
 		if os.Getenv("CI") == "true" {
 			fail = t.Fatalf
 		}
-		fail("no kube-controller-manager (%v): build it with hack/conformance or set NODEKIT_KUBE_CONTROLLER_MANAGER_BIN", err)
+		fail("no kube-controller-manager (%v): build it with hack/build-control-plane.sh or set NODEKIT_KUBE_CONTROLLER_MANAGER_BIN", err)
 	}
 	pki := filepath.Dir(c.caFile)
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "kube-controller-manager.log"))
