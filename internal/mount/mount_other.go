@@ -17,3 +17,9 @@ func Points() (map[string]bool, error) { return map[string]bool{}, nil }
 
 // IsTmpfsMountPoint is false off Linux, where nothing is mounted.
 func IsTmpfsMountPoint(string) bool { return false }
+
+// CleanSubPaths has nothing to clean off Linux, where nothing is mounted.
+func CleanSubPaths(string) error { return nil }
+
+// UnmountAll has nothing to unmount off Linux, where nothing is mounted.
+func UnmountAll(string) error { return nil }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -262,5 +263,43 @@ func TestPodVolumeDirsLeavesHostPathOut(t *testing.T) {
 	}
 	if got := e.m.PodVolumeDirs(types.UID("unknown")); len(got) != 0 {
 		t.Errorf("PodVolumeDirs of an unknown pod = %v", got)
+	}
+}
+
+// The kubelet cleans a volume's subPath mounts before it unmounts the
+// volume; a subPath bind mount left behind would keep a tmpfs (and its
+// memory) alive after the pod is gone. The mount here stands in for the
+// one the runtime makes under <pod>/volume-subpaths.
+func TestTearDownRemovesTheSubPathMountsOfThePod(t *testing.T) {
+	needRoot(t)
+	e := newTestEnv(t)
+	e.m.tmpfs = mount.EnsureTmpfs
+	e.m.tmpfsMounted = mount.IsTmpfsMountPoint
+	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
+	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
+	t.Cleanup(func() { _ = mount.UnmountBelow(filepath.Join(e.root, "pods")) })
+	e.setUp(t, pod)
+	src := e.m.PodVolumes(pod.UID)["sec"].HostPath
+	target := filepath.Join(e.root, "pods", string(pod.UID), mount.SubPathsDir, "sec", "main", "0")
+	if err := os.MkdirAll(target, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount: %v", err)
+	}
+	if err := e.m.TearDownPod(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	points, err := mount.Points()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range points {
+		if strings.Contains(p, string(pod.UID)) && strings.HasPrefix(p, e.root) {
+			t.Errorf("%s is still mounted after tear-down", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "pods", string(pod.UID), mount.SubPathsDir)); !os.IsNotExist(err) {
+		t.Errorf("%s still there after tear-down: %v", mount.SubPathsDir, err)
 	}
 }

@@ -263,6 +263,12 @@ func (m *VolumeManager) tearDown(uid types.UID, pod *corev1.Pod) error {
 		f.DeleteServiceAccountToken(uid)
 	}
 	dir := m.volumesDir(uid)
+	// The containers' subPath mounts hold the volumes they come from (a
+	// tmpfs stays in memory while one is mounted): they go first, as the
+	// kubelet cleans a volume's subPaths before it unmounts the volume.
+	if err := mount.CleanSubPaths(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("clean subPath mounts of pod %s: %w", uid, err)
+	}
 	if _, err := os.Lstat(dir); err == nil {
 		if err := mount.UnmountBelow(dir); err != nil {
 			return fmt.Errorf("unmount volumes of pod %s: %w", uid, err)

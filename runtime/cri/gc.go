@@ -15,6 +15,8 @@ import (
 	crierrors "k8s.io/cri-api/pkg/errors"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // gcPod is one pod's objects as GarbageCollect sees them.
@@ -222,7 +224,7 @@ func (m *Manager) removePodLogsAndSubPaths(p *gcPod) []error {
 	var errs []error
 	if dir, err := m.podDir(p.uid); err != nil {
 		errs = append(errs, err)
-	} else if err := cleanSubPaths(dir); err != nil {
+	} else if err := mount.CleanSubPaths(dir); err != nil {
 		errs = append(errs, fmt.Errorf("subPath mounts of pod %s: %w", podFullName(p.name, p.namespace, p.uid), err))
 	}
 	if p.name == "" {

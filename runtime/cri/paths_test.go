@@ -12,6 +12,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 func TestPathUnderTakesOnlySinglePathElements(t *testing.T) {
@@ -113,7 +115,7 @@ func newSubPathPodDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		if err := cleanSubPaths(dir); err != nil {
+		if err := mount.CleanSubPaths(dir); err != nil {
 			t.Errorf("clean subPath mounts: %v", err)
 		}
 	})

@@ -78,7 +78,7 @@ func (m *Manager) removePodDir(uid types.UID) error {
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := cleanSubPaths(dir); err != nil {
+	if err := mount.CleanSubPaths(dir); err != nil {
 		return fmt.Errorf("subPath mounts of pod %s: %w", uid, err)
 	}
 	if err := mount.UnmountBelow(dir); err != nil {

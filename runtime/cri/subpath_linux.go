@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // maxSubPathLinks is how many symlinks a subPath may pass through, as the
@@ -39,7 +41,7 @@ func bindSubPath(root, sub string, mode os.FileMode, target string) error {
 	if err := unix.Stat(target, &cur); err == nil && cur.Dev == src.Dev && cur.Ino == src.Ino {
 		return nil // mounted by an earlier start of the container
 	}
-	if err := unmountAll(target); err != nil {
+	if err := mount.UnmountAll(target); err != nil {
 		return err
 	}
 	if err := prepareSubPathTarget(target, src.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
@@ -244,71 +246,4 @@ func unixMode(mode os.FileMode) uint32 {
 		m |= unix.S_ISVTX
 	}
 	return m
-}
-
-// unmountAll unmounts whatever is mounted on path, without following a
-// symlink there; a path that is no mount point is not an error.
-func unmountAll(path string) error {
-	for i := 0; i < 8; i++ {
-		err := unix.Unmount(path, unix.UMOUNT_NOFOLLOW)
-		switch {
-		case err == nil:
-			continue
-		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
-			return nil
-		default:
-			return fmt.Errorf("unmount %s: %w", path, err)
-		}
-	}
-	return fmt.Errorf("unmount %s: still mounted after 8 unmounts", path)
-}
-
-// cleanSubPaths unmounts and removes the subPath mounts of the pod whose
-// directory is podDir (<podDir>/volume-subpaths/<volume>/<container>/<n>)
-// and their directories. It removes each entry with os.Remove, never
-// recursively, so nothing is removed through a mount that remains.
-func cleanSubPaths(podDir string) error {
-	base := filepath.Join(podDir, subPathsDir)
-	vols, err := os.ReadDir(base)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, v := range vols {
-		volDir := filepath.Join(base, v.Name())
-		containers, err := os.ReadDir(volDir)
-		if err != nil {
-			return err
-		}
-		for _, c := range containers {
-			if err := cleanContainerSubPaths(filepath.Join(volDir, c.Name())); err != nil {
-				return err
-			}
-		}
-		if err := os.Remove(volDir); err != nil {
-			return err
-		}
-	}
-	return os.Remove(base)
-}
-
-// cleanContainerSubPaths unmounts and removes each mount target in dir,
-// then dir.
-func cleanContainerSubPaths(dir string) error {
-	targets, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, t := range targets {
-		p := filepath.Join(dir, t.Name())
-		if err := unmountAll(p); err != nil {
-			return err
-		}
-		if err := os.Remove(p); err != nil {
-			return err
-		}
-	}
-	return os.Remove(dir)
 }

@@ -12,6 +12,3 @@ import (
 func bindSubPath(string, string, os.FileMode, string) error {
 	return errors.New("subPath mounts need Linux")
 }
-
-// cleanSubPaths has nothing to clean off Linux, where nothing is mounted.
-func cleanSubPaths(string) error { return nil }

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // inodes is the set of the inodes of dir and everything below it, not
@@ -216,7 +218,7 @@ func TestCleanSubPathsUnmountsBeforeRemoving(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := cleanSubPaths(podDir); err != nil {
+	if err := mount.CleanSubPaths(podDir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(podDir, subPathsDir)); !errors.Is(err, os.ErrNotExist) {
@@ -251,7 +253,7 @@ func TestGarbageCollectUnmountsSubPathsBeforeRemovingThePod(t *testing.T) {
 	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/m", SubPath: "sub"}}
 	vols.set(pod.UID, map[string]noderuntime.Volume{"host": {HostPath: hostDir, Dir: true}})
 	podDir := mustPodDir(t, e.m, pod.UID)
-	t.Cleanup(func() { _ = cleanSubPaths(podDir) })
+	t.Cleanup(func() { _ = mount.CleanSubPaths(podDir) })
 	if err := e.sync(t, pod).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +296,11 @@ func TestRemovePodDirRemovesNothingThroughAMount(t *testing.T) {
 	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = unmountAll(target) })
+	t.Cleanup(func() { _ = mount.UnmountAll(target) })
 	if err := noMountBelow(dir); err == nil || !strings.Contains(err.Error(), "still mounted") {
 		t.Fatalf("noMountBelow = %v, want still mounted", err)
 	}
-	if err := unmountAll(target); err != nil {
+	if err := mount.UnmountAll(target); err != nil {
 		t.Fatal(err)
 	}
 	if err := noMountBelow(dir); err != nil {

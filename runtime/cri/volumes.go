@@ -13,6 +13,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	noderuntime "github.com/nodekit/nodekit/runtime"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // podVolumes are a pod's volumes set up on the host, by volume name, with
@@ -115,9 +117,8 @@ func containerMounts(c *corev1.Container, vols podVolumes, env func(string) (str
 }
 
 // subPathsDir, in a pod's directory, holds the bind mounts of its
-// containers' subPaths: <volume>/<container>/<index of the volumeMount>,
-// the kubelet's layout.
-const subPathsDir = "volume-subpaths"
+// containers' subPaths (mount.SubPathsDir).
+const subPathsDir = mount.SubPathsDir
 
 // subPath makes sub inside vol the source of the index-th volumeMount of
 // container and returns the host path to hand to the runtime: a bind mount

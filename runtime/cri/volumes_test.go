@@ -73,7 +73,7 @@ func TestSyncPodMountsTheVolumesTheVolumeManagerSetUp(t *testing.T) {
 	e.m.SetVolumeGetter(vols)
 	pod := newPod("u1", "a")
 	data := e.withVolumeDir(t, vols, pod)
-	t.Cleanup(func() { _ = cleanSubPaths(mustPodDir(t, e.m, pod.UID)) })
+	t.Cleanup(func() { _ = mount.CleanSubPaths(mustPodDir(t, e.m, pod.UID)) })
 	hostDir := t.TempDir()
 	cfgDir := t.TempDir()
 	pod.Spec.Volumes = append(pod.Spec.Volumes,
