@@ -79,33 +79,13 @@ func Points() (map[string]bool, error) {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) > 4 {
-			points[unescapeMountPath(fields[4])] = true
+			points[UnescapePath(fields[4])] = true
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", mountInfo, err)
 	}
 	return points, nil
-}
-
-// unescapeMountPath undoes the octal escapes (\040 for a space) of
-// mountinfo paths.
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // tmpfsMagic is the statfs f_type of a tmpfs.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/nodekit/nodekit/internal/mount"
 )
 
 // cgroupSpec is a cgroup's limits as cadvisor's container spec gives them:
@@ -138,7 +140,7 @@ func (h host) readMounts() mountDevices {
 		if !ok || len(f) < 5 || len(g) < 2 {
 			continue
 		}
-		out[unescapeMount(f[4])] = g[1]
+		out[mount.UnescapePath(f[4])] = g[1]
 	}
 	return out
 }
@@ -154,25 +156,6 @@ func (m mountDevices) deviceOf(path string) string {
 			return path
 		}
 	}
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // blockDevice names the block device major:minor as cadvisor does

@@ -166,7 +166,11 @@ func TestCleanupPodsTearsDownOnlyRemovedPods(t *testing.T) {
 	}
 }
 
-func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
+// newTmpfsSecretEnv is a volume manager that mounts real tmpfs volumes
+// (as root), and a pod with one secret volume "sec"; whatever is left
+// mounted below the pods' directory is unmounted at cleanup.
+func newTmpfsSecretEnv(t *testing.T) (*testEnv, *corev1.Pod) {
+	t.Helper()
 	needRoot(t)
 	e := newTestEnv(t)
 	e.m.tmpfs = mount.EnsureTmpfs
@@ -174,6 +178,11 @@ func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
 	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
 	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
 	t.Cleanup(func() { _ = mount.UnmountBelow(filepath.Join(e.root, "pods")) })
+	return e, pod
+}
+
+func TestRealTmpfsIsUnmountedOnTearDown(t *testing.T) {
+	e, pod := newTmpfsSecretEnv(t)
 	e.setUp(t, pod)
 	e.setUp(t, pod) // a second set-up must not mount again
 	dir, err := filepath.EvalSymlinks(e.m.PodVolumes(pod.UID)["sec"].HostPath)
@@ -271,13 +280,7 @@ func TestPodVolumeDirsLeavesHostPathOut(t *testing.T) {
 // memory) alive after the pod is gone. The mount here stands in for the
 // one the runtime makes under <pod>/volume-subpaths.
 func TestTearDownRemovesTheSubPathMountsOfThePod(t *testing.T) {
-	needRoot(t)
-	e := newTestEnv(t)
-	e.m.tmpfs = mount.EnsureTmpfs
-	e.m.tmpfsMounted = mount.IsTmpfsMountPoint
-	e.objects.putSecret("ns", "creds", map[string][]byte{"k": []byte("v")})
-	pod := newPod("u1", corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}})
-	t.Cleanup(func() { _ = mount.UnmountBelow(filepath.Join(e.root, "pods")) })
+	e, pod := newTmpfsSecretEnv(t)
 	e.setUp(t, pod)
 	src := e.m.PodVolumes(pod.UID)["sec"].HostPath
 	target := filepath.Join(e.root, "pods", string(pod.UID), mount.SubPathsDir, "sec", "main", "0")
